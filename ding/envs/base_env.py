@@ -1,0 +1,194 @@
+"""``BaseEnv``: the env interface env managers drive, with spaces declared before any reset."""
+
+from __future__ import annotations
+
+import copy
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import numpy as np
+from easydict import EasyDict
+from gymnasium import spaces
+
+from ding.envs.env_wrappers import WrapperChain, trace_spaces
+from ding.envs.spaces import EnvSpaces, float32_space
+from ding.envs.timestep import BaseEnvTimestep
+
+COMMON_ENV_CONFIG: dict[str, Any] = {
+    "type": None,
+    "import_names": [],
+    "collector_env_num": 8,
+    "evaluator_env_num": 5,
+    "n_evaluator_episode": 5,
+    "stop_value": None,
+    "is_train": True,
+    "replay_path": None,
+    "manager": {},
+}
+"""Keys every env config accepts; each env class adds its own in its ``config``."""
+
+
+def deep_update(base: dict[str, Any], other: Mapping[str, Any]) -> dict[str, Any]:
+    """Recursively merge ``other`` into a copy of ``base`` (no key checking; see ``ding.config`` for strict merges)."""
+    out = copy.deepcopy(base)
+    for key, value in other.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = deep_update(dict(out[key]), value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+class BaseEnv(ABC):
+    """An RL environment whose spaces are known from its config alone.
+
+    Subclasses declare ``config`` (their default keys), ``raw_spaces(cfg)`` (the simulator's own
+    spaces, stated without building it) and optionally ``wrapper_chain(cfg)``; the spaces an
+    instance exposes are ``spaces_from_config(cfg)``, available before ``reset``.
+    """
+
+    config: ClassVar[dict[str, Any]] = {}
+
+    def __init__(self, cfg: Mapping[str, Any] | None = None) -> None:
+        self._cfg = EasyDict(deep_update(type(self).default_config(), cfg or {}))
+        self._spaces = self._compute_spaces()
+        self._seed: int | None = None
+        self._dynamic_seed = True
+        self._seed_rng = np.random.default_rng()
+        self._replay_path: str | None = self._cfg.get("replay_path")
+
+    # ----- declared configuration and spaces -----------------------------------------------------
+    @classmethod
+    def default_config(cls) -> EasyDict:
+        """The env's full default config: the common keys merged with the class's own ``config``."""
+        merged: dict[str, Any] = {}
+        for klass in reversed(cls.__mro__):
+            merged = deep_update(merged, klass.__dict__.get("config", {}))
+        return EasyDict(deep_update(COMMON_ENV_CONFIG, merged))
+
+    @classmethod
+    @abstractmethod
+    def raw_spaces(cls, cfg: Mapping[str, Any]) -> EnvSpaces:
+        """The simulator's own spaces, before any wrapper, stated without constructing it."""
+
+    @classmethod
+    def wrapper_chain(cls, cfg: Mapping[str, Any]) -> WrapperChain:
+        """The wrapper chain this env applies for ``cfg`` (none by default)."""
+        return []
+
+    @classmethod
+    def spec_trace(cls, cfg: Mapping[str, Any]) -> list[tuple[str, EnvSpaces]]:
+        """Spaces after each step: the raw env, each wrapper, then ding's conventions (float32 obs and rewards)."""
+        full = EasyDict(deep_update(cls.default_config(), cfg))
+        return cls.trace_from(cls.raw_spaces(full), full)
+
+    @classmethod
+    def trace_from(cls, raw: EnvSpaces, cfg: Mapping[str, Any]) -> list[tuple[str, EnvSpaces]]:
+        """The spec trace starting from given raw spaces (``cfg`` already complete)."""
+        trace = trace_spaces(raw, cls.wrapper_chain(cfg), train=bool(cfg.get("is_train", True)))
+        last = trace[-1][1]
+        final = EnvSpaces(float32_space(last.observation), last.action, float32_space(last.reward))
+        if final != last:
+            trace.append(("ding conventions (float32 obs and reward)", final))
+        return trace
+
+    @classmethod
+    def spaces_from_config(cls, cfg: Mapping[str, Any]) -> EnvSpaces:
+        """The spaces an instance made with ``cfg`` exposes, computed without constructing it."""
+        return cls.spec_trace(cfg)[-1][1]
+
+    def _compute_spaces(self) -> EnvSpaces:
+        """The instance's spaces; by default those its config declares."""
+        return type(self).spaces_from_config(self._cfg)
+
+    @property
+    def observation_space(self) -> spaces.Space[Any]:
+        return self._spaces.observation
+
+    @property
+    def action_space(self) -> spaces.Space[Any]:
+        return self._spaces.action
+
+    @property
+    def reward_space(self) -> spaces.Space[Any]:
+        return self._spaces.reward
+
+    # ----- the env interface ---------------------------------------------------------------------
+    @abstractmethod
+    def reset(self) -> Any:
+        """Start an episode and return its first observation."""
+
+    @abstractmethod
+    def step(self, action: Any) -> BaseEnvTimestep:
+        """Apply one action."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release the simulator; calling it twice is harmless."""
+
+    def seed(self, seed: int, dynamic_seed: bool = True) -> None:
+        """Seed the env.
+
+        With ``dynamic_seed`` (collectors) each reset draws a new episode seed from a generator
+        seeded by ``seed``, so episodes differ but the sequence is reproducible; without it
+        (evaluators) every reset uses ``seed`` itself, so every episode starts the same way.
+        """
+        if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool):
+            raise TypeError(f"seed must be an int, got {seed!r} ({type(seed).__name__})")
+        self._seed = int(seed)
+        self._dynamic_seed = bool(dynamic_seed)
+        self._seed_rng = np.random.default_rng(self._seed)
+        self.action_space.seed(self._seed)
+
+    def _next_episode_seed(self) -> int | None:
+        """The seed the next reset should pass to the simulator (None when never seeded)."""
+        if self._seed is None:
+            return None
+        if self._dynamic_seed:
+            return self._seed + 100 * int(self._seed_rng.integers(1, 1000))
+        return self._seed
+
+    def render(self) -> Any:
+        """Return a rendered frame (RGB array) where the env supports it."""
+        raise NotImplementedError(f"{type(self).__name__} does not render")
+
+    def random_action(self) -> Any:
+        """A random action from the action space (seeded by :meth:`seed`)."""
+        return self.action_space.sample()
+
+    def enable_save_replay(self, replay_path: str) -> None:
+        """Save a video of each following episode into the directory ``replay_path``."""
+        self._replay_path = str(replay_path)
+
+    # ----- config helpers for collectors and evaluators ------------------------------------------
+    @staticmethod
+    def create_collector_env_cfg(cfg: Mapping[str, Any]) -> list[EasyDict]:
+        """``collector_env_num`` independent copies of ``cfg`` for training envs (``cfg`` is not modified)."""
+        return _copies(cfg, "collector_env_num", is_train=True)
+
+    @staticmethod
+    def create_evaluator_env_cfg(cfg: Mapping[str, Any]) -> list[EasyDict]:
+        """``evaluator_env_num`` independent copies of ``cfg`` for evaluation envs (``cfg`` is not modified)."""
+        return _copies(cfg, "evaluator_env_num", is_train=False)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(obs={self.observation_space}, act={self.action_space})"
+
+    def __enter__(self) -> BaseEnv:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _copies(cfg: Mapping[str, Any], count_key: str, *, is_train: bool) -> list[EasyDict]:
+    count = cfg.get(count_key, COMMON_ENV_CONFIG[count_key])
+    if not isinstance(count, int) or count < 1:
+        raise ValueError(f"{count_key} must be a positive int, got {count!r}")
+    out = []
+    for _ in range(count):
+        copy_cfg = EasyDict(copy.deepcopy(dict(cfg)))
+        copy_cfg.is_train = is_train
+        out.append(copy_cfg)
+    return out

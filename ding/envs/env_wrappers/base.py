@@ -1,0 +1,130 @@
+"""The wrapper base class and the registry that configs name wrappers through.
+
+Every registered wrapper declares a static ``new_shape(obs_shape, act_shape, rew_shape, **kwargs)``.
+Wrappers whose output spaces differ from their input in more than nothing at all (shape,
+dtype or bounds) also declare ``new_space`` — built on ``new_shape`` — and their ``__init__``
+sets its spaces by calling that same rule through :meth:`DingWrapper._declare_spaces`. The
+ahead-of-time path (:func:`ding.envs.env_wrappers.update_shape`) and the runtime path are
+therefore one piece of code.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import gymnasium as gym
+from gymnasium import spaces
+
+from ding.envs.spaces import Shape, reward_space_of, space_to_shape
+from ding.errors import ShapeRuleError
+from ding.utils.registry import Registry
+
+SpaceTriple = tuple[spaces.Space[Any], spaces.Space[Any], spaces.Space[Any]]
+ShapeTriple = tuple[Shape, Shape, Shape]
+
+
+class DingWrapper(gym.Wrapper[Any, Any, Any, Any]):
+    """Base of ding's wrappers: a gymnasium wrapper that also carries a ``reward_space``.
+
+    Subclasses must declare a static ``new_shape`` (checked at registration) and, when they
+    change any space, a ``new_space`` classmethod or staticmethod.
+    """
+
+    registered_name: ClassVar[str] = ""
+
+    def __init__(self, env: gym.Env[Any, Any]) -> None:
+        super().__init__(env)
+        self.reward_space: spaces.Space[Any] = reward_space_of(env)
+
+    def _declare_spaces(self, **kwargs: Any) -> None:
+        """Set this wrapper's three spaces with its own static rule, as ``update_space`` would."""
+        obs, act, rew = type(self).new_space(
+            self.env.observation_space, self.env.action_space, reward_space_of(self.env), **kwargs
+        )
+        self.observation_space = obs
+        self.action_space = act
+        self.reward_space = rew
+
+    @classmethod
+    def new_space(
+        cls, obs_space: spaces.Space[Any], act_space: spaces.Space[Any], rew_space: spaces.Space[Any], **kwargs: Any
+    ) -> SpaceTriple:
+        """Space rule of wrappers that leave every space as it is.
+
+        Verifies that the wrapper's ``new_shape`` agrees (keeps the shapes) and returns the input.
+        """
+        shapes = (space_to_shape(obs_space), space_to_shape(act_space), space_to_shape(rew_space))
+        new = tuple(cls.new_shape(*shapes, **kwargs))  # type: ignore[attr-defined]
+        if new != shapes:
+            raise ShapeRuleError(
+                f"{cls.__name__}.new_shape changes shapes {shapes} -> {new}, so the class must also declare new_space"
+            )
+        return obs_space, act_space, rew_space
+
+
+def _check_wrapper_class(name: str, cls: type) -> None:
+    if not (isinstance(cls, type) and issubclass(cls, gym.Wrapper)):
+        raise TypeError(f"wrapper {name!r} must be a gymnasium.Wrapper subclass, got {cls!r}")
+    rule = cls.__dict__.get("new_shape")
+    if not isinstance(rule, staticmethod):
+        raise TypeError(
+            f"wrapper class {cls.__name__} (registered as {name!r}) must declare its own static "
+            "new_shape(obs_shape, act_shape, rew_shape, **kwargs); without a shape rule it cannot be registered"
+        )
+    if not hasattr(cls, "new_space"):
+        raise TypeError(f"wrapper class {cls.__name__} (registered as {name!r}) has no new_space rule")
+    cls.registered_name = name  # type: ignore[attr-defined]
+
+
+WRAPPER_REGISTRY: Registry[type[DingWrapper]] = Registry("wrapper", validator=_check_wrapper_class)
+
+
+def register_wrapper(name: str):  # type: ignore[no-untyped-def]
+    """Class decorator registering a wrapper under ``name`` (its config ``type``).
+
+    Example:
+        >>> @register_wrapper('doc_identity')
+        ... class DocIdentity(DingWrapper):
+        ...     @staticmethod
+        ...     def new_shape(obs_shape, act_shape, rew_shape):
+        ...         return obs_shape, act_shape, rew_shape
+        >>> WRAPPER_REGISTRY.get('doc_identity') is DocIdentity
+        True
+    """
+    return WRAPPER_REGISTRY.register(name)
+
+
+class DingObservationWrapper(DingWrapper):
+    """A wrapper that only transforms observations: subclasses implement ``observation``."""
+
+    def observation(self, obs: Any) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} must implement observation(obs)")
+
+    def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
+        obs, info = self.env.reset(**kwargs)
+        return self.observation(obs), info
+
+    def step(self, action: Any) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        return self.observation(obs), reward, terminated, truncated, info
+
+
+class DingRewardWrapper(DingWrapper):
+    """A wrapper that only transforms rewards: subclasses implement ``reward``."""
+
+    def reward(self, reward: Any) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} must implement reward(reward)")
+
+    def step(self, action: Any) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        return obs, self.reward(reward), terminated, truncated, info
+
+
+class DingActionWrapper(DingWrapper):
+    """A wrapper that only transforms actions on their way in: subclasses implement ``action``."""
+
+    def action(self, action: Any) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} must implement action(action)")
+
+    def step(self, action: Any) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
+        return self.env.step(self.action(action))

@@ -1,0 +1,39 @@
+"""Named wrapper chains that ``cfg.env_wrapper`` may refer to.
+
+``train`` selects the collector variant: some steps (life loss as episode end, reward clipping)
+apply only while training, so evaluation reports the game's true return.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ding.errors import UnknownNameError, unknown_name_message
+
+PRESETS = ("default", "atari_default", "mujoco_default")
+
+
+def preset_chain(name: str, *, train: bool = True) -> list[Any]:
+    """Return the wrapper items of a preset.
+
+    >>> preset_chain('default')
+    ['eval_episode_return']
+    """
+    if name == "default":
+        return ["eval_episode_return"]
+    if name == "atari_default":
+        chain: list[Any] = [
+            ("noop_reset", {"noop_max": 30}),
+            ("max_and_skip", {"skip": 4}),
+            "eval_episode_return",
+        ]
+        if train:
+            chain.append("episodic_life")
+        chain += ["fire_reset", ("warp_frame", {"size": 84}), "scaled_float_frame"]
+        if train:
+            chain.append("clip_reward")
+        chain.append(("frame_stack", {"n_frames": 4}))
+        return chain
+    if name == "mujoco_default":
+        return ["eval_episode_return", "normalized_action"]
+    raise UnknownNameError(unknown_name_message("wrapper preset", name, PRESETS))

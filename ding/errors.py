@@ -1,0 +1,51 @@
+"""The project's error hierarchy.
+
+Every error a user can provoke derives from :class:`DingError` and from the builtin
+that describes it best (``ValueError`` for wrong values, ``TypeError`` for wrong types),
+so callers may catch either.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+
+class DingError(Exception):
+    """Base class of every error raised by ding."""
+
+
+class UnknownNameError(DingError, ValueError):
+    """A registry, preset or config lookup used a name that is not known."""
+
+
+class ConfigError(DingError, ValueError):
+    """A configuration holds an unknown key or a value that is not accepted."""
+
+
+class ShapeRuleError(DingError, ValueError):
+    """A wrapper's shape rule cannot be applied to the shapes or spaces it was given."""
+
+
+class FieldPathError(DingError, ValueError):
+    """A nested ``"a.b.c"`` field path does not exist in an observation or space."""
+
+
+class EnvSpecError(DingError, ValueError):
+    """An environment's spaces cannot be determined from its config."""
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """Return ``" Did you mean 'x'?"`` for the closest known name, or ``""``.
+
+    >>> did_you_mean('frame_stak', ['frame_stack', 'warp_frame'])
+    " Did you mean 'frame_stack'?"
+    """
+    match = difflib.get_close_matches(str(name), list(known), n=1, cutoff=0.6)
+    return f" Did you mean {match[0]!r}?" if match else ""
+
+
+def unknown_name_message(kind: str, name: object, known: Iterable[str]) -> str:
+    """Build the standard message for an unknown name: the name, every known one and a close match."""
+    known_sorted = sorted(known)
+    return f"unknown {kind} {name!r}; known: {', '.join(known_sorted) or '(none)'}.{did_you_mean(str(name), known_sorted)}"

@@ -1,0 +1,34 @@
+"""CartPole with on-policy PPO; shapes come from the env's declared spaces."""
+
+from easydict import EasyDict
+
+cartpole_ppo_config = dict(
+    exp_name="cartpole_ppo_seed0",
+    env=dict(
+        collector_env_num=8,
+        evaluator_env_num=5,
+        n_evaluator_episode=5,
+        stop_value=195,
+    ),
+    policy=dict(
+        cuda=False,
+        action_space="discrete",
+        model=dict(encoder_hidden_size_list=[64, 64, 128], critic_head_hidden_size=128, actor_head_hidden_size=128),
+        learn=dict(epoch_per_collect=2, batch_size=64, learning_rate=0.001, value_weight=0.5, entropy_weight=0.01),
+        collect=dict(n_sample=256, unroll_len=1, discount_factor=0.9, gae_lambda=0.95),
+        eval=dict(evaluator=dict(eval_freq=100)),
+    ),
+)
+main_config = EasyDict(cartpole_ppo_config)
+
+cartpole_ppo_create_config = dict(
+    env=dict(type="cartpole", import_names=["dizoo.classic_control.cartpole.envs.cartpole_env"]),
+    env_manager=dict(type="base"),
+    policy=dict(type="ppo"),
+)
+create_config = EasyDict(cartpole_ppo_create_config)
+
+if __name__ == "__main__":
+    from ding.entry.spec import format_spec_table, spec_trace_from_config
+
+    print(format_spec_table(spec_trace_from_config(main_config, create_config)))

@@ -1,0 +1,44 @@
+"""CartPole with statically declared spaces (DI-engine's ``cartpole`` env)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+from gymnasium.envs.classic_control import CartPoleEnv as GymCartPole
+from gymnasium.wrappers import TimeLimit
+
+from ding.envs import ENV_REGISTRY, DingEnvWrapper, EnvSpaces
+
+_X_LIMIT = 2.4 * 2
+_THETA_LIMIT = 12 * 2 * math.pi / 360 * 2
+_OBS_HIGH = np.array([_X_LIMIT, np.inf, _THETA_LIMIT, np.inf], dtype=np.float32)
+
+
+@ENV_REGISTRY.register("cartpole")
+class CartPoleEnv(DingEnvWrapper):
+    """Balance a pole on a cart: 4 float32 observations, 2 discrete actions, reward 1 per step.
+
+    Episodes are cut at ``max_episode_steps`` (200 by default, as in CartPole-v0 and DI-engine).
+
+    Example:
+        >>> CartPoleEnv.spaces_from_config({}).shapes
+        ((4,), 2, (1,))
+    """
+
+    config: ClassVar[dict[str, Any]] = {"max_episode_steps": 200, "env_wrapper": "default"}
+
+    def __init__(self, cfg: Mapping[str, Any] | None = None) -> None:
+        super().__init__(cfg={"env_id": "CartPole-v1", **dict(cfg or {})})
+
+    @classmethod
+    def raw_spaces(cls, cfg: Mapping[str, Any]) -> EnvSpaces:
+        return EnvSpaces(spaces.Box(-_OBS_HIGH, _OBS_HIGH, dtype=np.float32), spaces.Discrete(2))
+
+    def _make_raw_env(self, render: bool = False) -> gym.Env[Any, Any]:
+        env = GymCartPole(render_mode="rgb_array" if render else None)
+        return TimeLimit(env, max_episode_steps=int(self._cfg.max_episode_steps))

@@ -1,0 +1,36 @@
+"""Packaging for ding and dizoo."""
+
+from setuptools import find_packages, setup
+
+EXTRAS = {
+    "atari": ["ale-py>=0.9"],
+    "classic_control": ["pygame>=2.1"],
+    "mujoco": ["mujoco>=3.1,<4", "dm-control>=1.0.16"],
+    "box2d": ["box2d>=2.3.10"],
+    "carla": ["carla>=0.9.13"],
+    "torch": ["torch>=2.1"],
+    "test": ["pytest>=8", "ruff>=0.6", "mypy>=1.10"],
+}
+EXTRAS["dmc"] = EXTRAS["mujoco"]
+EXTRAS["all"] = sorted({req for name, reqs in EXTRAS.items() if name not in ("test", "carla") for req in reqs})
+
+setup(
+    name="ding",
+    version="0.1.0",
+    description="Gym-style RL env wrappers with static shape declarations, and env managers that run them.",
+    long_description=open("README.md", encoding="utf-8").read(),
+    long_description_content_type="text/markdown",
+    python_requires=">=3.10",
+    packages=find_packages(include=["ding", "ding.*", "dizoo", "dizoo.*"]),
+    install_requires=[
+        "numpy>=1.24",
+        "gymnasium>=1.0",
+        "easydict>=1.10",
+        "cloudpickle>=2.0",
+        "pyzmq>=25",
+        "opencv-python-headless>=4.8",
+    ],
+    extras_require=EXTRAS,
+    entry_points={"console_scripts": ["ding=ding.entry.cli:main"]},
+    classifiers=["Programming Language :: Python :: 3", "Topic :: Scientific/Engineering :: Artificial Intelligence"],
+)

@@ -1,0 +1,44 @@
+"""For every dizoo config: the spec prediction equals real observations of that config's env."""
+
+from __future__ import annotations
+
+import pathlib
+from typing import Any
+
+import numpy as np
+import pytest
+
+from ding.config import compile_config, read_config
+from ding.entry.spec import spec_trace_from_config
+from ding.envs.registry import env_class
+from tests.envs.env_wrappers.test_shape_proof import assert_matches_space
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+CONFIGS = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "dizoo").glob("*/*/config/*_config.py"))
+
+
+def test_configs_are_found() -> None:
+    assert "dizoo/classic_control/cartpole/config/cartpole_dqn_config.py" in CONFIGS
+
+
+@pytest.mark.parametrize("path", CONFIGS)
+def test_spec_prediction_matches_real_env(path: str) -> None:
+    main_config, create_config = read_config(str(ROOT / path))
+    cfg = compile_config(main_config, create_config, require_policy=False)
+    predicted = spec_trace_from_config(main_config, create_config)[-1][1]
+    model = cfg.policy.model
+    obs_shape = predicted.observation.shape
+    assert tuple(np.atleast_1d(model.obs_shape)) == obs_shape
+    for is_train in (True, False):
+        env_cfg: Any = {**cfg.env, "is_train": is_train}
+        env = env_class(cfg.env)(env_cfg)
+        assert (env.observation_space, env.action_space, env.reward_space) == tuple(predicted)
+        env.seed(0)
+        assert_matches_space(env.reset(), predicted.observation, "obs after reset")
+        for t in range(20):
+            ts = env.step(env.random_action())
+            assert_matches_space(ts.obs, predicted.observation, f"obs at step {t}")
+            assert_matches_space(ts.reward, predicted.reward, f"reward at step {t}")
+            if ts.done:
+                env.reset()
+        env.close()

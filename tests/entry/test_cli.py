@@ -1,0 +1,57 @@
+"""The ding command line: spec mode output and one-line errors."""
+
+from __future__ import annotations
+
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+from ding.entry.cli import main
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+CARTPOLE = str(ROOT / "dizoo/classic_control/cartpole/config/cartpole_dqn_config.py")
+
+
+def test_spec_prints_chain_table(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["-m", "spec", "-c", CARTPOLE]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("| #") and "bytes/step" in out[0]
+    assert any("eval_episode_return" in line and "(4,) float32" in line and "Discrete(2)" in line for line in out)
+    # 4 float32 obs + 1 int64 action + 1 float32 reward
+    assert out[-1].rstrip(" |").endswith("28")
+
+
+def test_spec_of_pendulum_shows_normalized_action(capsys: pytest.CaptureFixture[str]) -> None:
+    main(["-m", "spec", "-c", str(ROOT / "dizoo/classic_control/pendulum/config/pendulum_sac_config.py")])
+    out = capsys.readouterr().out
+    assert "normalized_action" in out
+
+
+def test_errors_are_one_line(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["-m", "spec", "-c", str(tmp_path / "missing.py")])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("ding: error:") and "missing.py" in err and "\n" not in err
+
+    broken = tmp_path / "broken.py"
+    broken.write_text("main_config = dict(env=dict(colector_env_num=1))\ncreate_config = dict(env=dict(type='cartpole', import_names=['dizoo.classic_control.cartpole.envs.cartpole_env']))\n")
+    with pytest.raises(SystemExit):
+        main(["-m", "spec", "-c", str(broken)])
+    err = capsys.readouterr().err.strip()
+    assert "colector_env_num" in err and "collector_env_num" in err and "\n" not in err
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["-m", "trian", "-c", CARTPOLE])
+    assert exit_info.value.code == 2 and "invalid choice: 'trian'" in capsys.readouterr().err
+
+
+def test_console_script_runs() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "ding.entry.cli", "-m", "spec", "-c", CARTPOLE], capture_output=True, text=True, check=True
+    )
+    assert "Discrete(2)" in result.stdout
+    help_text = subprocess.run([sys.executable, "-m", "ding.entry.cli", "-h"], capture_output=True, text=True).stdout
+    assert "spec" in help_text and "--seed" in help_text

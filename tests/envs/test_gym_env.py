@@ -1,0 +1,176 @@
+"""DingEnvWrapper on real gymnasium envs and on an old-gym-API env."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium import spaces
+
+from ding.envs import ENV_REGISTRY, DingEnvWrapper, get_vec_env_setting
+from ding.envs.gym_compat import OldGymAPIAdapter, convert_space
+from ding.errors import ConfigError, UnknownNameError
+
+
+def run_episode(env: DingEnvWrapper, policy: Any = None, limit: int = 1000) -> tuple[list[Any], Any]:
+    obs = env.reset()
+    rewards = []
+    for _ in range(limit):
+        ts = env.step(policy(obs) if policy else env.random_action())
+        rewards.append(ts.reward)
+        obs = ts.obs
+        if ts.done:
+            return rewards, ts
+    raise AssertionError("episode did not end")
+
+
+def test_env_id_gives_ding_conventions() -> None:
+    env = DingEnvWrapper(cfg={"env_id": "Pendulum-v1"})
+    assert env.observation_space == spaces.Box(np.array([-1, -1, -8]), np.array([1, 1, 8]), dtype=np.float32)
+    env.seed(0)
+    rewards, last = run_episode(env)
+    assert len(rewards) == 200 and last.truncated and not last.terminated
+    assert all(r.shape == (1,) and r.dtype == np.float32 for r in rewards)
+    np.testing.assert_allclose(last.info["eval_episode_return"], np.sum(rewards, axis=0), rtol=1e-5)
+    env.close()
+    env.close()
+
+
+def test_accepts_env_instance_and_float64_obs_become_float32() -> None:
+    class Float64Env(gym.Env[Any, Any]):
+        observation_space = spaces.Box(-1, 1, (2,), np.float64)
+        action_space = spaces.Discrete(2)
+
+        def reset(self, *, seed: int | None = None, options: Any = None) -> tuple[Any, dict[str, Any]]:
+            super().reset(seed=seed)
+            return self.np_random.uniform(-1, 1, 2), {}
+
+        def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+            return self.np_random.uniform(-1, 1, 2), 1.0, True, False, {}
+
+    env = DingEnvWrapper(Float64Env())
+    assert env.observation_space.dtype == np.float32
+    assert env.reset().dtype == np.float32
+    ts = env.step(np.array([1]))
+    assert ts.done and ts.terminated and ts.info["eval_episode_return"][0] == 1.0
+
+
+def test_same_seed_same_trajectory_and_dynamic_seed_differs() -> None:
+    def first_obs(seed: int, dynamic: bool) -> list[np.ndarray]:
+        env = DingEnvWrapper(cfg={"env_id": "CartPole-v1"})
+        env.seed(seed, dynamic_seed=dynamic)
+        return [env.reset() for _ in range(3)]
+
+    a, b = first_obs(7, True), first_obs(7, True)
+    assert all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
+    assert not np.array_equal(a[0], a[1])
+    static = first_obs(7, False)
+    assert np.array_equal(static[0], static[2])
+
+
+def test_wrapper_chain_from_config_list() -> None:
+    env = DingEnvWrapper(cfg={"env_id": "CartPole-v1", "env_wrapper": [{"type": "frame_stack", "kwargs": {"n_frames": 3}}]})
+    assert env.observation_space.shape == (3, 4)
+    assert env.reset().shape == (3, 4)
+    _, last = run_episode(env)
+    assert "eval_episode_return" in last.info
+
+
+def test_bad_config_values_are_named() -> None:
+    with pytest.raises(ConfigError, match="needs either an env instance or cfg.env_id"):
+        DingEnvWrapper()
+    with pytest.raises(ConfigError, match="env_wrapper 'atari' is not a preset"):
+        DingEnvWrapper(cfg={"env_id": "CartPole-v1", "env_wrapper": "atari"})
+    with pytest.raises(UnknownNameError, match="Did you mean 'frame_stack'"):
+        DingEnvWrapper(cfg={"env_id": "CartPole-v1", "env_wrapper": [{"type": "frame_stak"}]})
+    with pytest.raises(ValueError, match="caller must be one of"):
+        DingEnvWrapper(cfg={"env_id": "CartPole-v1"}, caller="learner")
+
+
+def test_bad_actions_are_rejected_with_value_and_space() -> None:
+    env = DingEnvWrapper(cfg={"env_id": "CartPole-v1"})
+    env.reset()
+    with pytest.raises(ValueError, match=r"action 2 is out of range for Discrete\(2\)"):
+        env.step(2)
+    with pytest.raises(TypeError, match="action 0.5 is not a single integer"):
+        env.step(0.5)
+    box = DingEnvWrapper(cfg={"env_id": "Pendulum-v1"})
+    box.reset()
+    with pytest.raises(ValueError, match=r"action of shape \(3,\) does not fit Box"):
+        box.step(np.zeros(3))
+
+
+def test_evaluator_caller_uses_evaluation_chain() -> None:
+    env = DingEnvWrapper(cfg={"env_id": "CartPole-v1"}, caller="evaluator")
+    assert env._cfg.is_train is False
+
+
+class OldCounterEnv:
+    """An env in the old gym API: reset() -> obs, step() -> (obs, reward, done, info), seed()."""
+
+    def __init__(self) -> None:
+        self.observation_space = spaces.Box(0, 10, (1,), np.float32)
+        self.action_space = spaces.Discrete(2)
+        self.t = 0
+        self.seeded: int | None = None
+
+    def seed(self, seed: int) -> None:
+        self.seeded = seed
+
+    def reset(self) -> np.ndarray:
+        self.t = 0
+        return np.zeros(1, np.float32)
+
+    def step(self, action: int) -> tuple[np.ndarray, float, bool, dict[str, Any]]:
+        self.t += 1
+        done = self.t >= 3
+        return np.full(1, self.t, np.float32), 1.0, done, {"TimeLimit.truncated": done}
+
+
+def test_old_api_env_runs_through_adapter() -> None:
+    old = OldCounterEnv()
+    env = DingEnvWrapper(old)
+    env.seed(5, dynamic_seed=False)
+    assert env.reset().tolist() == [0.0] and old.seeded == 5
+    rewards, last = run_episode(env)
+    assert len(rewards) == 3 and last.truncated and not last.terminated
+    assert last.info["eval_episode_return"].tolist() == [3.0]
+
+
+def test_adapter_errors() -> None:
+    with pytest.raises(TypeError, match="needs an object with step"):
+        OldGymAPIAdapter(object())
+
+    class FiveTuple(OldCounterEnv):
+        def step(self, action: int) -> Any:  # type: ignore[override]
+            return np.zeros(1), 0.0, False, False, {}
+
+    adapter = OldGymAPIAdapter(FiveTuple())
+    adapter.reset()
+    with pytest.raises(ValueError, match="returned 5 values; expected"):
+        adapter.step(0)
+    with pytest.raises(TypeError, match="cannot convert space"):
+        convert_space(object())
+
+
+def test_replay_writes_a_video(tmp_path: Any) -> None:
+    env = DingEnvWrapper(cfg={"env_id": "CartPole-v1"})
+    env.enable_save_replay(str(tmp_path))
+    env.seed(0)
+    run_episode(env)
+    env.reset()
+    files = sorted(os.listdir(tmp_path))
+    assert files == ["replay-episode-0000.mp4"] and os.path.getsize(tmp_path / files[0]) > 1000
+
+
+def test_registry_and_vec_env_setting() -> None:
+    env_fn, collector, evaluator = get_vec_env_setting(
+        {"type": "ding_env_wrapper", "env_id": "CartPole-v1", "collector_env_num": 2, "evaluator_env_num": 1}
+    )
+    assert env_fn is DingEnvWrapper and len(collector or []) == 2 and len(evaluator or []) == 1
+    assert ENV_REGISTRY.get("ding_env_wrapper") is DingEnvWrapper
+    with pytest.raises(UnknownNameError, match="unknown env 'cartpol'"):
+        get_vec_env_setting({"type": "cartpol"})
