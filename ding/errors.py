@@ -48,4 +48,6 @@ def did_you_mean(name: str, known: Iterable[str]) -> str:
 def unknown_name_message(kind: str, name: object, known: Iterable[str]) -> str:
     """Build the standard message for an unknown name: the name, every known one and a close match."""
     known_sorted = sorted(known)
-    return f"unknown {kind} {name!r}; known: {', '.join(known_sorted) or '(none)'}.{did_you_mean(str(name), known_sorted)}"
+    return (
+        f"unknown {kind} {name!r}; known: {', '.join(known_sorted) or '(none)'}.{did_you_mean(str(name), known_sorted)}"
+    )

@@ -21,7 +21,9 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("-m", "--mode", required=True, choices=sorted(MODES), help="what to do with the config")
-    parser.add_argument("-c", "--config", required=True, help="path of a Python config file (main_config, create_config)")
+    parser.add_argument(
+        "-c", "--config", required=True, help="path of a Python config file (main_config, create_config)"
+    )
     parser.add_argument(
         "-s", "--seed", type=int, action="append", help="random seed; repeat the flag for one run per seed (default 0)"
     )

@@ -35,7 +35,9 @@ def step_bytes(env_spaces: EnvSpaces) -> int:
     return sum(space_nbytes(space) for space in env_spaces)
 
 
-def spec_trace_from_config(main_config: Mapping[str, Any], create_config: Mapping[str, Any]) -> list[tuple[str, EnvSpaces]]:
+def spec_trace_from_config(
+    main_config: Mapping[str, Any], create_config: Mapping[str, Any]
+) -> list[tuple[str, EnvSpaces]]:
     """Compile the config (policy left unvalidated) and trace its env's spaces, without building the env."""
     cfg = compile_config(main_config, create_config, require_policy=False)
     return env_class(cfg.env).spec_trace(cfg.env)
@@ -45,10 +47,19 @@ def format_spec_table(trace: list[tuple[str, EnvSpaces]]) -> str:
     """Render a spec trace as a markdown table."""
     header = ["#", "step", "observation", "action", "reward", "bytes/step"]
     rows = [
-        [str(i), name, describe_space(s.observation), describe_space(s.action), describe_space(s.reward), str(step_bytes(s))]
+        [
+            str(i),
+            name,
+            describe_space(s.observation),
+            describe_space(s.action),
+            describe_space(s.reward),
+            str(step_bytes(s)),
+        ]
         for i, (name, s) in enumerate(trace)
     ]
     widths = [max(len(row[c]) for row in [header, *rows]) for c in range(len(header))]
-    lines = ["| " + " | ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) + " |" for row in [header, *rows]]
+    lines = [
+        "| " + " | ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) + " |" for row in [header, *rows]
+    ]
     lines.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
     return "\n".join(lines)

@@ -6,4 +6,12 @@ from ding.envs.registry import ENV_REGISTRY, env_class, get_vec_env_setting
 from ding.envs.spaces import EnvSpaces
 from ding.envs.timestep import BaseEnvTimestep
 
-__all__ = ["ENV_REGISTRY", "BaseEnv", "BaseEnvTimestep", "DingEnvWrapper", "EnvSpaces", "env_class", "get_vec_env_setting"]
+__all__ = [
+    "ENV_REGISTRY",
+    "BaseEnv",
+    "BaseEnvTimestep",
+    "DingEnvWrapper",
+    "EnvSpaces",
+    "env_class",
+    "get_vec_env_setting",
+]

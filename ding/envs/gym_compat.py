@@ -29,12 +29,16 @@ def convert_space(space: Any) -> spaces.Space[Any]:
         return spaces.Dict({key: convert_space(sub) for key, sub in space.spaces.items()})
     if kind == "Tuple":
         return spaces.Tuple(tuple(convert_space(sub) for sub in space.spaces))
-    raise TypeError(f"cannot convert space {space!r}; supported: Box, Discrete, MultiDiscrete, MultiBinary, Dict, Tuple")
+    raise TypeError(
+        f"cannot convert space {space!r}; supported: Box, Discrete, MultiDiscrete, MultiBinary, Dict, Tuple"
+    )
 
 
 def is_old_api_env(env: Any) -> bool:
     """True for an object with ``step``/``reset`` that is not a gymnasium env (old gym API)."""
-    return not isinstance(env, gym.Env) and callable(getattr(env, "step", None)) and callable(getattr(env, "reset", None))
+    return (
+        not isinstance(env, gym.Env) and callable(getattr(env, "step", None)) and callable(getattr(env, "reset", None))
+    )
 
 
 class OldGymAPIAdapter(gym.Env[Any, Any]):

@@ -139,11 +139,11 @@ class DingEnvWrapper(BaseEnv):
         return apply_wrappers(self._raw, type(self).wrapper_chain(self._cfg), train=bool(self._cfg.is_train))
 
     def _check_declared_spaces(self) -> None:
-        declared = type(self).trace_from(
-            EnvSpaces(self._raw.observation_space, self._raw.action_space, reward_space_of(self._raw)),  # type: ignore[union-attr]
-            self._cfg,
-        )
-        wrapped = declared[len(declared) - 1][1]
+        raw = self._raw
+        assert raw is not None  # set by _build
+        wrapped = type(self).trace_from(
+            EnvSpaces(raw.observation_space, raw.action_space, reward_space_of(raw)), self._cfg
+        )[-1][1]
         if wrapped != self._spaces:
             raise EnvSpecError(
                 f"{type(self).__name__}: the env built for this config has spaces {wrapped}, "
@@ -169,7 +169,12 @@ class DingEnvWrapper(BaseEnv):
                 self._recorder.finish_episode()
         done = bool(terminated or truncated)
         return BaseEnvTimestep(
-            self._to_obs(obs), self._to_reward(reward), done, info, terminated=bool(terminated), truncated=bool(truncated)
+            self._to_obs(obs),
+            self._to_reward(reward),
+            done,
+            info,
+            terminated=bool(terminated),
+            truncated=bool(truncated),
         )
 
     def close(self) -> None:

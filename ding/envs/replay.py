@@ -42,7 +42,7 @@ class EpisodeVideoRecorder:
         os.makedirs(self.directory, exist_ok=True)
         path = os.path.join(self.directory, f"{self.prefix}-episode-{self.episode:04d}.mp4")
         height, width = self._frames[0].shape[:2]
-        writer = cv2.VideoWriter(path, cv2.VideoWriter_fourcc(*"mp4v"), self.fps, (width, height))
+        writer = cv2.VideoWriter(path, cv2.VideoWriter.fourcc(*"mp4v"), self.fps, (width, height))
         try:
             for frame in self._frames:
                 writer.write(cv2.cvtColor(frame, cv2.COLOR_RGB2BGR))

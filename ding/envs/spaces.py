@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any, Union
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-Shape = Union[int, tuple[Any, ...], list[int], dict[str, Any]]
+Shape = int | tuple[Any, ...] | list[int] | dict[str, Any]
 
 DEFAULT_REWARD_SPACE = spaces.Box(-np.inf, np.inf, shape=(1,), dtype=np.float32)
 
@@ -70,7 +70,9 @@ def space_to_shape(space: spaces.Space[Any]) -> Shape:
     if isinstance(space, spaces.Tuple):
         return tuple(space_to_shape(sub) for sub in space.spaces)
     if space.shape is None:
-        raise TypeError(f"space {space!r} has no fixed shape; supported: Box, Discrete, MultiDiscrete, MultiBinary, Dict, Tuple")
+        raise TypeError(
+            f"space {space!r} has no fixed shape; supported: Box, Discrete, MultiDiscrete, MultiBinary, Dict, Tuple"
+        )
     return tuple(int(d) for d in space.shape)
 
 
@@ -95,7 +97,7 @@ def shape_to_space(shape: Shape, dtype: Any = np.float32) -> spaces.Space[Any]:
         return spaces.MultiDiscrete(np.asarray(shape, dtype=np.int64))
     if isinstance(shape, Mapping):
         return spaces.Dict({key: shape_to_space(sub, dtype) for key, sub in shape.items()})
-    if is_flat_shape(shape):
+    if isinstance(shape, tuple) and is_flat_shape(shape):
         return spaces.Box(-np.inf, np.inf, shape=tuple(int(d) for d in shape), dtype=dtype)
     if isinstance(shape, tuple):
         return spaces.Tuple(tuple(shape_to_space(sub, dtype) for sub in shape))

@@ -37,7 +37,11 @@ def test_errors_are_one_line(tmp_path: pathlib.Path, capsys: pytest.CaptureFixtu
     assert err.startswith("ding: error:") and "missing.py" in err and "\n" not in err
 
     broken = tmp_path / "broken.py"
-    broken.write_text("main_config = dict(env=dict(colector_env_num=1))\ncreate_config = dict(env=dict(type='cartpole', import_names=['dizoo.classic_control.cartpole.envs.cartpole_env']))\n")
+    broken.write_text(
+        "main_config = dict(env=dict(colector_env_num=1))\n"
+        "create_config = dict(env=dict(type='cartpole',"
+        " import_names=['dizoo.classic_control.cartpole.envs.cartpole_env']))\n"
+    )
     with pytest.raises(SystemExit):
         main(["-m", "spec", "-c", str(broken)])
     err = capsys.readouterr().err.strip()
@@ -50,7 +54,10 @@ def test_errors_are_one_line(tmp_path: pathlib.Path, capsys: pytest.CaptureFixtu
 
 def test_console_script_runs() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "ding.entry.cli", "-m", "spec", "-c", CARTPOLE], capture_output=True, text=True, check=True
+        [sys.executable, "-m", "ding.entry.cli", "-m", "spec", "-c", CARTPOLE],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     assert "Discrete(2)" in result.stdout
     help_text = subprocess.run([sys.executable, "-m", "ding.entry.cli", "-h"], capture_output=True, text=True).stdout

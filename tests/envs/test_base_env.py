@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pytest
@@ -16,7 +16,7 @@ from ding.envs import BaseEnv, BaseEnvTimestep, EnvSpaces
 class CountingEnv(BaseEnv):
     """A minimal BaseEnv whose episode seed shows in its first observation."""
 
-    config = {"size": 3}
+    config: ClassVar[dict[str, Any]] = {"size": 3}
 
     @classmethod
     def raw_spaces(cls, cfg: Any) -> EnvSpaces:

@@ -72,7 +72,9 @@ def test_same_seed_same_trajectory_and_dynamic_seed_differs() -> None:
 
 
 def test_wrapper_chain_from_config_list() -> None:
-    env = DingEnvWrapper(cfg={"env_id": "CartPole-v1", "env_wrapper": [{"type": "frame_stack", "kwargs": {"n_frames": 3}}]})
+    env = DingEnvWrapper(
+        cfg={"env_id": "CartPole-v1", "env_wrapper": [{"type": "frame_stack", "kwargs": {"n_frames": 3}}]}
+    )
     assert env.observation_space.shape == (3, 4)
     assert env.reset().shape == (3, 4)
     _, last = run_episode(env)
@@ -80,7 +82,7 @@ def test_wrapper_chain_from_config_list() -> None:
 
 
 def test_bad_config_values_are_named() -> None:
-    with pytest.raises(ConfigError, match="needs either an env instance or cfg.env_id"):
+    with pytest.raises(ConfigError, match=r"needs either an env instance or cfg\.env_id"):
         DingEnvWrapper()
     with pytest.raises(ConfigError, match="env_wrapper 'atari' is not a preset"):
         DingEnvWrapper(cfg={"env_id": "CartPole-v1", "env_wrapper": "atari"})
@@ -95,7 +97,7 @@ def test_bad_actions_are_rejected_with_value_and_space() -> None:
     env.reset()
     with pytest.raises(ValueError, match=r"action 2 is out of range for Discrete\(2\)"):
         env.step(2)
-    with pytest.raises(TypeError, match="action 0.5 is not a single integer"):
+    with pytest.raises(TypeError, match=r"action 0\.5 is not a single integer"):
         env.step(0.5)
     box = DingEnvWrapper(cfg={"env_id": "Pendulum-v1"})
     box.reset()

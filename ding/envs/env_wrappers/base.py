@@ -10,7 +10,8 @@ therefore one piece of code.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import gymnasium as gym
 from gymnasium import spaces
@@ -45,21 +46,26 @@ class DingWrapper(gym.Wrapper[Any, Any, Any, Any]):
         self.action_space = act
         self.reward_space = rew
 
-    @classmethod
-    def new_space(
-        cls, obs_space: spaces.Space[Any], act_space: spaces.Space[Any], rew_space: spaces.Space[Any], **kwargs: Any
-    ) -> SpaceTriple:
-        """Space rule of wrappers that leave every space as it is.
+    if TYPE_CHECKING:
+        # Each registered subclass declares these rules with its own keyword parameters.
+        new_shape: ClassVar[Callable[..., ShapeTriple]]
+        new_space: ClassVar[Callable[..., SpaceTriple]]
+    else:
 
-        Verifies that the wrapper's ``new_shape`` agrees (keeps the shapes) and returns the input.
-        """
-        shapes = (space_to_shape(obs_space), space_to_shape(act_space), space_to_shape(rew_space))
-        new = tuple(cls.new_shape(*shapes, **kwargs))  # type: ignore[attr-defined]
-        if new != shapes:
-            raise ShapeRuleError(
-                f"{cls.__name__}.new_shape changes shapes {shapes} -> {new}, so the class must also declare new_space"
-            )
-        return obs_space, act_space, rew_space
+        @classmethod
+        def new_space(cls, obs_space, act_space, rew_space, **kwargs):
+            """Space rule of wrappers that leave every space as it is.
+
+            Verifies that the wrapper's ``new_shape`` agrees (keeps the shapes) and returns the input.
+            """
+            shapes = (space_to_shape(obs_space), space_to_shape(act_space), space_to_shape(rew_space))
+            new = tuple(cls.new_shape(*shapes, **kwargs))
+            if new != shapes:
+                raise ShapeRuleError(
+                    f"{cls.__name__}.new_shape changes shapes {shapes} -> {new}, "
+                    "so the class must also declare new_space"
+                )
+            return obs_space, act_space, rew_space
 
 
 def _check_wrapper_class(name: str, cls: type) -> None:

@@ -40,7 +40,7 @@ def get_field(tree: Any, path: str) -> Any:
 
 
 def _child(node: Any, key: str, path: str, depth: int) -> Any:
-    if isinstance(node, spaces.Dict) or isinstance(node, spaces.Tuple):
+    if isinstance(node, (spaces.Dict, spaces.Tuple)):
         node = node.spaces
     if isinstance(node, Mapping):
         if key not in node:

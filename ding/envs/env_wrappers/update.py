@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 from collections.abc import Mapping, Sequence
-from typing import Any, Union
+from typing import Any
 
 import gymnasium as gym
 from gymnasium import spaces
@@ -20,8 +20,8 @@ from ding.envs.env_wrappers.presets import PRESETS, preset_chain
 from ding.envs.spaces import DEFAULT_REWARD_SPACE, EnvSpaces, Shape
 from ding.errors import ConfigError, DingError, ShapeRuleError, did_you_mean
 
-WrapperItem = Union[str, tuple[str, Mapping[str, Any]], Mapping[str, Any]]
-WrapperChain = Union[str, Sequence[WrapperItem], None]
+WrapperItem = str | tuple[str, Mapping[str, Any]] | Mapping[str, Any]
+WrapperChain = str | Sequence[WrapperItem] | None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,9 +74,7 @@ def _split_item(item: WrapperItem) -> tuple[str, Mapping[str, Any]]:
     if isinstance(item, Mapping):
         extra = set(item) - {"type", "kwargs"}
         if extra or "type" not in item:
-            raise ConfigError(
-                f"a wrapper config dict takes the keys 'type' and 'kwargs'; got {sorted(map(str, item))}"
-            )
+            raise ConfigError(f"a wrapper config dict takes the keys 'type' and 'kwargs'; got {sorted(map(str, item))}")
         kwargs = item.get("kwargs") or {}
         if not isinstance(kwargs, Mapping):
             raise ConfigError(f"wrapper {item['type']!r}: 'kwargs' must be a dict, got {type(kwargs).__name__}")
@@ -133,7 +131,9 @@ def update_shape(obs_shape: Shape, act_shape: Shape, rew_shape: Shape, wrapper_n
     return shapes
 
 
-def trace_spaces(spaces_in: EnvSpaces, wrapper_names: WrapperChain, *, train: bool = True) -> list[tuple[str, EnvSpaces]]:
+def trace_spaces(
+    spaces_in: EnvSpaces, wrapper_names: WrapperChain, *, train: bool = True
+) -> list[tuple[str, EnvSpaces]]:
     """The spaces after each step of a chain, starting with ``('env', spaces_in)``."""
     trace = [("env", spaces_in)]
     current = spaces_in

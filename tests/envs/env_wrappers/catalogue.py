@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
@@ -21,7 +21,7 @@ from ding.envs.spaces import DEFAULT_REWARD_SPACE
 class CatalogueEnv(gym.Env[Any, Any]):
     """A real env with the given spaces; rewards are drawn in [-2, 2] (scalar or vector)."""
 
-    metadata = {"render_modes": ["rgb_array"]}
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"]}
 
     def __init__(
         self,
@@ -57,7 +57,9 @@ class CatalogueEnv(gym.Env[Any, Any]):
         return self._obs(), {"lives": self.lives}
 
     def step(self, action: Any) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
-        if not self.action_space.contains(np.asarray(action, dtype=self.action_space.dtype) if isinstance(self.action_space, spaces.Box) else action):
+        if not self.action_space.contains(
+            np.asarray(action, dtype=self.action_space.dtype) if isinstance(self.action_space, spaces.Box) else action
+        ):
             raise ValueError(f"action {action!r} is outside {self.action_space}")
         self.t += 1
         if self.lives and self.t % 5 == 0:

@@ -38,12 +38,16 @@ def test_composition_is_in_order() -> None:
 
 
 def test_unknown_wrapper_names_registered_ones_and_close_match() -> None:
-    with pytest.raises(UnknownNameError, match=r"unknown wrapper 'frame_stak'; known: .*warp_frame.*Did you mean 'frame_stack'"):
+    with pytest.raises(
+        UnknownNameError, match=r"unknown wrapper 'frame_stak'; known: .*warp_frame.*Did you mean 'frame_stack'"
+    ):
         update_shape((4,), 2, (1,), ["frame_stak"])
 
 
 def test_unknown_and_missing_kwargs() -> None:
-    with pytest.raises(ConfigError, match=r"wrapper 'frame_stack' got unknown argument 'n_frame'.*Did you mean 'n_frames'"):
+    with pytest.raises(
+        ConfigError, match=r"wrapper 'frame_stack' got unknown argument 'n_frame'.*Did you mean 'n_frames'"
+    ):
         update_shape((4,), 2, (1,), [("frame_stack", {"n_frame": 2})])
     with pytest.raises(ConfigError, match="takes the keys 'type' and 'kwargs'"):
         resolve_wrappers([{"type": "frame_stack", "args": {}}])
@@ -94,7 +98,7 @@ def test_presets_differ_between_train_and_eval() -> None:
     evaluate = [s.name for s in resolve_wrappers("atari_default", train=False)]
     assert "clip_reward" in train and "episodic_life" in train
     assert "clip_reward" not in evaluate and "episodic_life" not in evaluate
-    with pytest.raises(UnknownNameError, match="unknown wrapper preset 'atari'.*Did you mean 'atari_default'"):
+    with pytest.raises(UnknownNameError, match=r"unknown wrapper preset 'atari'.*Did you mean 'atari_default'"):
         preset_chain("atari")
 
 
