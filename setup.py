@@ -1,5 +1,7 @@
 """Packaging for ding and dizoo."""
 
+import pathlib
+
 from setuptools import find_packages, setup
 
 EXTRAS = {
@@ -18,7 +20,7 @@ setup(
     name="ding",
     version="0.1.0",
     description="Gym-style RL env wrappers with static shape declarations, and env managers that run them.",
-    long_description=open("README.md", encoding="utf-8").read(),
+    long_description=pathlib.Path(__file__).with_name("README.md").read_text(encoding="utf-8"),
     long_description_content_type="text/markdown",
     python_requires=">=3.10",
     packages=find_packages(include=["ding", "ding.*", "dizoo", "dizoo.*"]),

@@ -41,7 +41,10 @@ def did_you_mean(name: str, known: Iterable[str]) -> str:
     >>> did_you_mean('frame_stak', ['frame_stack', 'warp_frame'])
     " Did you mean 'frame_stack'?"
     """
-    match = difflib.get_close_matches(str(name), list(known), n=1, cutoff=0.6)
+    known = list(known)
+    match = difflib.get_close_matches(str(name), known, n=1, cutoff=0.6)
+    if not match:
+        match = [k for k in known if str(name) and (k.startswith(str(name)) or str(name) in k)][:1]
     return f" Did you mean {match[0]!r}?" if match else ""
 
 
@@ -51,3 +54,29 @@ def unknown_name_message(kind: str, name: object, known: Iterable[str]) -> str:
     return (
         f"unknown {kind} {name!r}; known: {', '.join(known_sorted) or '(none)'}.{did_you_mean(str(name), known_sorted)}"
     )
+
+
+class EnvManagerError(DingError, RuntimeError):
+    """An env manager cannot go on: misuse (closed, not launched) or a fault past its retry budget."""
+
+
+class EnvStepError(EnvManagerError):
+    """An env raised in ``reset`` or ``step``; carries the env id and the original traceback text."""
+
+    def __init__(self, env_id: int, operation: str, exc_type: str, message: str, traceback_text: str) -> None:
+        self.env_id = env_id
+        self.operation = operation
+        self.exc_type = exc_type
+        self.message = message
+        self.traceback_text = traceback_text
+        super().__init__(
+            f"env {env_id} raised {exc_type} in {operation}: {message}\n--- original traceback ---\n{traceback_text}"
+        )
+
+
+class WorkerDiedError(EnvManagerError):
+    """A worker process exited or was killed while it held envs."""
+
+
+class WorkerTimeoutError(EnvManagerError):
+    """A worker did not answer within its step or reset timeout."""

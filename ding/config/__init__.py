@@ -1,0 +1,13 @@
+"""DI-engine-style configs: read and write config files, merge them strictly, compile them against components.
+
+- :func:`read_config` / :func:`save_config`: Python config files with ``main_config`` and ``create_config``;
+- :func:`deep_merge_dicts`: merge settings into defaults, rejecting unknown keys when ``strict``;
+- :func:`compile_config`: the complete, checked config that env managers, envs and policies are built from.
+"""
+
+from ding.config.compiler import compile_config
+from ding.config.loader import read_config
+from ding.config.merge import deep_merge_dicts
+from ding.config.writer import save_config
+
+__all__ = ["compile_config", "deep_merge_dicts", "read_config", "save_config"]

@@ -77,7 +77,7 @@ class DingEnvWrapper(BaseEnv):
         cfg = dict(cfg or {})
         if caller == "evaluator":
             cfg.setdefault("is_train", False)
-        if env is None and not cfg.get("env_id"):
+        if env is None and not cfg.get("env_id", type(self).default_config().env_id):
             raise ConfigError("DingEnvWrapper needs either an env instance or cfg.env_id")
         self._given_env = as_gymnasium(env) if env is not None else None
         self._seed_api = seed_api
@@ -113,10 +113,10 @@ class DingEnvWrapper(BaseEnv):
         if isinstance(chain, str) and chain not in PRESETS:
             raise ConfigError(f"env_wrapper {chain!r} is not a preset; presets: {', '.join(PRESETS)}, or give a list")
         steps = resolve_wrappers(chain, train=bool(cfg.get("is_train", True)))
-        if any(step.name == "eval_episode_return" for step in steps):
-            return chain
-        items = [{"type": step.name, "kwargs": dict(step.kwargs)} for step in steps]
-        return [*items, "eval_episode_return"]
+        items: list[Any] = [{"type": step.name, "kwargs": dict(step.kwargs)} for step in steps]
+        if not any(step.name == "eval_episode_return" for step in steps):
+            items.append("eval_episode_return")
+        return items
 
     def _compute_spaces(self) -> EnvSpaces:
         if self._given_env is not None:

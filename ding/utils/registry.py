@@ -35,7 +35,7 @@ class Registry(Generic[T]):
         """Decorator registering an object under ``name``; a second use of a name is an error."""
 
         def decorate(obj: T) -> T:
-            if name in self._items and self._items[name] is not obj and not force:
+            if name in self._items and not force and not _same_definition(self._items[name], obj):
                 raise ValueError(f"{self.kind} {name!r} is already registered as {self._items[name]!r}")
             if self._validator is not None:
                 self._validator(name, obj)
@@ -56,6 +56,13 @@ class Registry(Generic[T]):
         for module in modules:
             importlib.import_module(module)
 
+    def unregister(self, name: str) -> T:
+        """Remove and return the object registered as ``name`` (for plug-ins and tests)."""
+        try:
+            return self._items.pop(name)
+        except KeyError:
+            raise UnknownNameError(unknown_name_message(self.kind, name, self._items)) from None
+
     def names(self) -> list[str]:
         return sorted(self._items)
 
@@ -70,3 +77,13 @@ class Registry(Generic[T]):
 
     def items(self) -> list[tuple[str, T]]:
         return sorted(self._items.items())
+
+
+def _same_definition(old: object, new: object) -> bool:
+    """True when ``new`` is ``old`` or the same definition loaded again (a module imported twice)."""
+    if old is new:
+        return True
+    return (getattr(old, "__module__", None), getattr(old, "__qualname__", None)) == (
+        getattr(new, "__module__", 1),
+        getattr(new, "__qualname__", 1),
+    )

@@ -37,6 +37,9 @@ from ding.envs.env_wrappers.update import (
 __all__ = [
     "PRESETS",
     "WRAPPER_REGISTRY",
+    "DingActionWrapper",
+    "DingObservationWrapper",
+    "DingRewardWrapper",
     "DingWrapper",
     "WrapperChain",
     "WrapperStep",

@@ -1,7 +1,12 @@
-"""Episode bookkeeping wrappers: returns, time limits, episode boundaries."""
+"""Episode bookkeeping wrappers: returns, statistics, time limits and episode boundaries.
+
+None of them changes a space; they only change when episodes end and what ``info`` reports.
+"""
 
 from __future__ import annotations
 
+import time
+from collections import deque
 from typing import Any
 
 import gymnasium as gym
@@ -9,13 +14,42 @@ import numpy as np
 
 from ding.envs.env_wrappers.base import DingWrapper, ShapeTriple, register_wrapper
 from ding.envs.spaces import Shape
+from ding.errors import ConfigError
+
+StepResult = tuple[Any, Any, bool, bool, dict[str, Any]]
+
+
+def _check_positive(wrapper: str, name: str, value: Any, *, allow_none: bool = False) -> None:
+    """Raise :class:`ConfigError` unless ``value`` is an int >= 1 (or None when allowed)."""
+    if value is None and allow_none:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        extra = " (or None)" if allow_none else ""
+        raise ConfigError(f"{wrapper} needs {name} to be an int >= 1{extra}; got {value!r}")
+
+
+def _limit_from_spec(wrapper: str, name: str, value: int | None, env: gym.Env[Any, Any]) -> int:
+    """``value``, or the env spec's ``max_episode_steps`` when ``value`` is None."""
+    if value is not None:
+        return int(value)
+    spec_limit = env.spec.max_episode_steps if env.spec is not None else None
+    if spec_limit is None:
+        raise ConfigError(
+            f"{wrapper}: {name}=None takes the limit from env.spec.max_episode_steps, but {env} declares none; "
+            f"pass {name} explicitly"
+        )
+    return int(spec_limit)
+
+
+def _reward_shape(space: gym.Space[Any]) -> tuple[int, ...]:
+    return tuple(space.shape) if space.shape is not None else (1,)
 
 
 @register_wrapper("eval_episode_return")
 class EvalEpisodeReturnWrapper(DingWrapper):
     """Accumulate the reward and report it as ``info['eval_episode_return']`` when an episode ends.
 
-    The return has the reward's own shape (a float32 array of the reward space's shape).
+    The return is a float32 array of the reward space's shape (``(1,)`` for scalar rewards). Spaces unchanged.
 
     Example:
         >>> from gymnasium.envs.classic_control import CartPoleEnv
@@ -26,25 +60,247 @@ class EvalEpisodeReturnWrapper(DingWrapper):
         ...     _, _, term, trunc, info = env.step(0)
         ...     done = term or trunc
         >>> float(info['eval_episode_return'][0])
-        10.0
+        11.0
     """
 
     def __init__(self, env: gym.Env[Any, Any]) -> None:
         super().__init__(env)
         self._declare_spaces()
-        self._return = np.zeros(self.reward_space.shape, dtype=np.float32)
+        self._return: np.ndarray = np.zeros(_reward_shape(self.reward_space), dtype=np.float32)
 
     @staticmethod
     def new_shape(obs_shape: Shape, act_shape: Shape, rew_shape: Shape) -> ShapeTriple:
         return obs_shape, act_shape, rew_shape
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
-        self._return = np.zeros(self.reward_space.shape, dtype=np.float32)
+        self._return.fill(0.0)
         return self.env.reset(**kwargs)
 
-    def step(self, action: Any) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
+    def step(self, action: Any) -> StepResult:
         obs, reward, terminated, truncated, info = self.env.step(action)
         self._return += np.asarray(reward, dtype=np.float32).reshape(self._return.shape)
         if terminated or truncated:
             info = {**info, "eval_episode_return": self._return.copy()}
+        return obs, reward, terminated, truncated, info
+
+
+@register_wrapper("time_limit")
+class TimeLimitWrapper(DingWrapper):
+    """Truncate every episode after ``max_episode_steps`` steps; spaces unchanged.
+
+    At the limit the step returns ``truncated=True`` (``terminated`` as the env gave it) and sets
+    ``info['TimeLimit.truncated']`` to ``not terminated``, the flag DI-engine reads to decide whether to
+    bootstrap. ``max_episode_steps=None`` takes the limit from ``env.spec.max_episode_steps``.
+
+    Example:
+        >>> from gymnasium.envs.classic_control import PendulumEnv
+        >>> env = TimeLimitWrapper(PendulumEnv(), max_episode_steps=3)
+        >>> _ = env.reset(seed=0)
+        >>> [env.step([0.0])[2:4] for _ in range(3)]
+        [(False, False), (False, False), (False, True)]
+    """
+
+    def __init__(self, env: gym.Env[Any, Any], max_episode_steps: int | None = None) -> None:
+        super().__init__(env)
+        self._declare_spaces(max_episode_steps=max_episode_steps)
+        self.max_episode_steps = _limit_from_spec("time_limit", "max_episode_steps", max_episode_steps, env)
+        self._elapsed = 0
+
+    @staticmethod
+    def new_shape(
+        obs_shape: Shape, act_shape: Shape, rew_shape: Shape, max_episode_steps: int | None = None
+    ) -> ShapeTriple:
+        _check_positive("time_limit", "max_episode_steps", max_episode_steps, allow_none=True)
+        return obs_shape, act_shape, rew_shape
+
+    @property
+    def elapsed_steps(self) -> int:
+        """Steps taken in the current episode."""
+        return self._elapsed
+
+    def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
+        self._elapsed = 0
+        return self.env.reset(**kwargs)
+
+    def step(self, action: Any) -> StepResult:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        self._elapsed += 1
+        if self._elapsed >= self.max_episode_steps:
+            truncated = True
+            info = {**info, "TimeLimit.truncated": not terminated}
+        return obs, reward, terminated, truncated, info
+
+
+@register_wrapper("non_episodic")
+class NonEpisodicWrapper(DingWrapper):
+    """Hide episode ends: the inner env is reset in place and ``terminated``/``truncated`` stay False; spaces unchanged.
+
+    When the inner episode ends, the step returns the observation of the fresh episode and adds to ``info``:
+    ``inner_episode_end=True``, ``inner_terminated`` (whether the inner end was a termination),
+    ``final_observation`` (the inner episode's last observation) and ``reset_info``. These keys appear only on
+    such steps. ``reset()`` itself still resets the inner env.
+
+    Example:
+        >>> from gymnasium.envs.classic_control import CartPoleEnv
+        >>> env = NonEpisodicWrapper(CartPoleEnv())
+        >>> _ = env.reset(seed=0)
+        >>> steps = [env.step(0) for _ in range(25)]
+        >>> any(s[2] or s[3] for s in steps), env.inner_episode_count
+        (False, 2)
+    """
+
+    def __init__(self, env: gym.Env[Any, Any]) -> None:
+        super().__init__(env)
+        self._declare_spaces()
+        self.inner_episode_count = 0
+
+    @staticmethod
+    def new_shape(obs_shape: Shape, act_shape: Shape, rew_shape: Shape) -> ShapeTriple:
+        return obs_shape, act_shape, rew_shape
+
+    def step(self, action: Any) -> StepResult:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        if terminated or truncated:
+            self.inner_episode_count += 1
+            new_obs, reset_info = self.env.reset()
+            info = {
+                **info,
+                "inner_episode_end": True,
+                "inner_terminated": bool(terminated),
+                "final_observation": obs,
+                "reset_info": reset_info,
+            }
+            obs = new_obs
+        return obs, reward, False, False, info
+
+
+@register_wrapper("random_first_episode_length")
+class RandomFirstEpisodeLengthWrapper(DingWrapper):
+    """Truncate the first ``num_episodes`` episodes at a random length in ``[1, max_first_episode_length]``.
+
+    Parallel copies of an env with fixed-length episodes otherwise stay in lockstep; a random first cut
+    decorrelates them. The length is drawn from ``self.np_random`` on each reset until that many episodes have
+    ended, so it is fixed by ``reset(seed=...)``; a reset before an episode ended draws again. A cut sets
+    ``truncated=True`` and ``info['TimeLimit.truncated']`` as :class:`TimeLimitWrapper` does. Later episodes are
+    untouched. ``max_first_episode_length=None`` uses ``env.spec.max_episode_steps``. Spaces unchanged.
+
+    Example:
+        >>> from gymnasium.envs.classic_control import PendulumEnv
+        >>> env = RandomFirstEpisodeLengthWrapper(PendulumEnv(), max_first_episode_length=50)
+        >>> _ = env.reset(seed=0)
+        >>> 1 <= env.current_limit <= 50
+        True
+    """
+
+    def __init__(
+        self, env: gym.Env[Any, Any], max_first_episode_length: int | None = None, num_episodes: int = 1
+    ) -> None:
+        super().__init__(env)
+        self._declare_spaces(max_first_episode_length=max_first_episode_length, num_episodes=num_episodes)
+        self.max_first_episode_length = _limit_from_spec(
+            "random_first_episode_length", "max_first_episode_length", max_first_episode_length, env
+        )
+        self.num_episodes = num_episodes
+        self._episodes_ended = 0
+        self._limit = 0
+        self._elapsed = 0
+
+    @staticmethod
+    def new_shape(
+        obs_shape: Shape,
+        act_shape: Shape,
+        rew_shape: Shape,
+        max_first_episode_length: int | None = None,
+        num_episodes: int = 1,
+    ) -> ShapeTriple:
+        _check_positive(
+            "random_first_episode_length", "max_first_episode_length", max_first_episode_length, allow_none=True
+        )
+        _check_positive("random_first_episode_length", "num_episodes", num_episodes)
+        return obs_shape, act_shape, rew_shape
+
+    @property
+    def current_limit(self) -> int | None:
+        """The length at which the current episode will be cut, or None once the random episodes are over."""
+        return self._limit or None
+
+    def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
+        result = self.env.reset(**kwargs)
+        self._elapsed = 0
+        if self._episodes_ended < self.num_episodes:
+            self._limit = int(self.np_random.integers(1, self.max_first_episode_length + 1))
+        return result
+
+    def step(self, action: Any) -> StepResult:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        if self._limit:
+            self._elapsed += 1
+            if self._elapsed >= self._limit:
+                truncated = True
+                info = {**info, "TimeLimit.truncated": not terminated}
+            if terminated or truncated:
+                self._episodes_ended += 1
+                self._limit = 0
+        return obs, reward, terminated, truncated, info
+
+
+@register_wrapper("record_episode_statistics")
+class RecordEpisodeStatisticsWrapper(DingWrapper):
+    """Report each finished episode's return, length and duration in ``info['episode']``; spaces unchanged.
+
+    ``info['episode'] = {'r': return, 'l': length, 't': seconds since reset}``, where the return is a float for
+    scalar rewards and a float32 array of the reward's shape for vector rewards. The last ``deque_size`` returns
+    and lengths are kept in ``return_queue`` and ``length_queue``; ``episode_count`` counts finished episodes.
+
+    Example:
+        >>> from gymnasium.envs.classic_control import CartPoleEnv
+        >>> env = RecordEpisodeStatisticsWrapper(CartPoleEnv(), deque_size=5)
+        >>> _ = env.reset(seed=0)
+        >>> done = False
+        >>> while not done:
+        ...     _, _, term, trunc, info = env.step(0)
+        ...     done = term or trunc
+        >>> info['episode']['r'], info['episode']['l'], list(env.length_queue)
+        (11.0, 11, [11])
+    """
+
+    def __init__(self, env: gym.Env[Any, Any], deque_size: int = 100) -> None:
+        super().__init__(env)
+        self._declare_spaces(deque_size=deque_size)
+        self.return_queue: deque[float | np.ndarray] = deque(maxlen=deque_size)
+        self.length_queue: deque[int] = deque(maxlen=deque_size)
+        self.episode_count = 0
+        self._scalar = _reward_shape(self.reward_space) in ((), (1,))
+        self._vector_return: np.ndarray = np.zeros(_reward_shape(self.reward_space), dtype=np.float32)
+        self._scalar_return = 0.0
+        self._length = 0
+        self._start = time.perf_counter()
+
+    @staticmethod
+    def new_shape(obs_shape: Shape, act_shape: Shape, rew_shape: Shape, deque_size: int = 100) -> ShapeTriple:
+        _check_positive("record_episode_statistics", "deque_size", deque_size)
+        return obs_shape, act_shape, rew_shape
+
+    def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
+        result = self.env.reset(**kwargs)
+        self._scalar_return = 0.0
+        self._vector_return.fill(0.0)
+        self._length = 0
+        self._start = time.perf_counter()
+        return result
+
+    def step(self, action: Any) -> StepResult:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        self._length += 1
+        if self._scalar:
+            self._scalar_return += float(np.asarray(reward).reshape(()))
+        else:
+            self._vector_return += np.asarray(reward, dtype=np.float32).reshape(self._vector_return.shape)
+        if terminated or truncated:
+            ret: float | np.ndarray = self._scalar_return if self._scalar else self._vector_return.copy()
+            elapsed = round(time.perf_counter() - self._start, 6)
+            info = {**info, "episode": {"r": ret, "l": self._length, "t": elapsed}}
+            self.return_queue.append(ret)
+            self.length_queue.append(self._length)
+            self.episode_count += 1
         return obs, reward, terminated, truncated, info

@@ -1,1 +1,149 @@
-"""(filled in below)"""
+"""Wrappers that put the previous action (and reward) into the observation, for recurrent and meta-RL agents."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from ding.envs.env_wrappers.action import zero_action
+from ding.envs.env_wrappers.base import DingWrapper, ShapeTriple, SpaceTriple, register_wrapper
+from ding.envs.spaces import Shape, is_flat_shape, space_to_shape
+from ding.errors import ShapeRuleError
+
+
+def _check_action_shape(act_shape: Shape, wrapper: str) -> None:
+    if isinstance(act_shape, bool) or not (isinstance(act_shape, (int, list)) or is_flat_shape(act_shape)):
+        raise ShapeRuleError(
+            f"{wrapper} needs a Box, Discrete, MultiDiscrete or MultiBinary action space; "
+            f"got the nested action shape {act_shape!r}"
+        )
+
+
+def _action_recorder(space: spaces.Space[Any]) -> Callable[[Any], Any]:
+    """A function turning an agent's action into a fresh value of ``space`` (Box actions clipped to its bounds)."""
+    dtype = np.dtype(space.dtype)
+    if isinstance(space, spaces.Discrete):
+        return lambda action: dtype.type(np.asarray(action).item())
+    if isinstance(space, spaces.Box):
+        low, high = space.low, space.high
+        return lambda action: np.clip(np.asarray(action, dtype=dtype).reshape(low.shape), low, high)
+    if isinstance(space, (spaces.MultiDiscrete, spaces.MultiBinary)):
+        shape = space.shape
+        return lambda action: np.array(action, dtype=dtype).reshape(shape)
+    raise TypeError(f"cannot record actions of {space}; supported: Box, Discrete, MultiDiscrete, MultiBinary")
+
+
+def _fresh(value: Any) -> Any:
+    return value.copy() if isinstance(value, np.ndarray) else value
+
+
+def _with_prev_action(obs: Any, action: Any) -> dict[str, Any]:
+    """The layout of :class:`ActionObservationWrapper`'s observation, for shapes, spaces and values alike."""
+    return {"observation": obs, "prev_action": action}
+
+
+def _with_prev_action_reward(obs: Any, action: Any, reward: Any) -> dict[str, Any]:
+    """The layout of :class:`ObsPlusPrevActRewWrapper`'s observation, for shapes, spaces and values alike."""
+    return {"obs": obs, "prev_action": action, "prev_reward_extrinsic": reward}
+
+
+def _space_shapes(
+    obs_space: spaces.Space[Any], act_space: spaces.Space[Any], rew_space: spaces.Space[Any]
+) -> ShapeTriple:
+    return space_to_shape(obs_space), space_to_shape(act_space), space_to_shape(rew_space)
+
+
+@register_wrapper("action_observation")
+class ActionObservationWrapper(DingWrapper):
+    """Observe the previous action too: the observation becomes ``Dict(observation=obs, prev_action=action)``.
+
+    ``prev_action`` is the action that led to the current observation, in the action space itself (a
+    Discrete action stays a Discrete entry holding the index, not a one-hot vector; Box actions are
+    recorded clipped to the bounds). After reset it is the space's zero action (zeros, or the low bound
+    where 0 is not allowed).
+
+    Example:
+        >>> box = spaces.Box(-1, 1, (3,))
+        >>> ActionObservationWrapper.new_space(box, spaces.Discrete(2), box)[0]
+        Dict('observation': Box(-1.0, 1.0, (3,), float32), 'prev_action': Discrete(2))
+    """
+
+    def __init__(self, env: gym.Env[Any, Any]) -> None:
+        super().__init__(env)
+        self._declare_spaces()
+        self._record = _action_recorder(self.env.action_space)
+        self._zero = zero_action(self.env.action_space)
+
+    @staticmethod
+    def new_shape(obs_shape: Shape, act_shape: Shape, rew_shape: Shape) -> ShapeTriple:
+        _check_action_shape(act_shape, "action_observation")
+        return _with_prev_action(obs_shape, act_shape), act_shape, rew_shape
+
+    @staticmethod
+    def new_space(
+        obs_space: spaces.Space[Any], act_space: spaces.Space[Any], rew_space: spaces.Space[Any]
+    ) -> SpaceTriple:
+        ActionObservationWrapper.new_shape(*_space_shapes(obs_space, act_space, rew_space))
+        return spaces.Dict(_with_prev_action(obs_space, act_space)), act_space, rew_space
+
+    def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
+        obs, info = self.env.reset(**kwargs)
+        return _with_prev_action(obs, _fresh(self._zero)), info
+
+    def step(self, action: Any) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        return _with_prev_action(obs, self._record(action)), reward, terminated, truncated, info
+
+
+@register_wrapper("obs_plus_prev_action_reward")
+class ObsPlusPrevActRewWrapper(DingWrapper):
+    """Observe the previous action and reward too: ``Dict(obs=obs, prev_action=..., prev_reward_extrinsic=...)``.
+
+    ``prev_action`` has the action space (recorded as :class:`ActionObservationWrapper` does) and
+    ``prev_reward_extrinsic`` is the previous reward as a float32 array of the reward shape, bounded like
+    the reward space. Both are zeros after reset (the action: the space's zero action).
+
+    Example:
+        >>> box = spaces.Box(-1.0, 1.0, (1,), np.float64)
+        >>> ObsPlusPrevActRewWrapper.new_space(box, spaces.Discrete(2), box)[0]['prev_reward_extrinsic']
+        Box(-1.0, 1.0, (1,), float32)
+    """
+
+    def __init__(self, env: gym.Env[Any, Any]) -> None:
+        super().__init__(env)
+        self._declare_spaces()
+        self._record = _action_recorder(self.env.action_space)
+        self._zero = zero_action(self.env.action_space)
+        self._rew_shape: tuple[int, ...] = self.reward_space.shape or ()
+
+    @staticmethod
+    def new_shape(obs_shape: Shape, act_shape: Shape, rew_shape: Shape) -> ShapeTriple:
+        _check_action_shape(act_shape, "obs_plus_prev_action_reward")
+        if not is_flat_shape(rew_shape):
+            raise ShapeRuleError(f"obs_plus_prev_action_reward needs a Box reward shape like (1,); got {rew_shape!r}")
+        return _with_prev_action_reward(obs_shape, act_shape, rew_shape), act_shape, rew_shape
+
+    @staticmethod
+    def new_space(
+        obs_space: spaces.Space[Any], act_space: spaces.Space[Any], rew_space: spaces.Space[Any]
+    ) -> SpaceTriple:
+        ObsPlusPrevActRewWrapper.new_shape(*_space_shapes(obs_space, act_space, rew_space))
+        if not isinstance(rew_space, spaces.Box):
+            raise TypeError(f"obs_plus_prev_action_reward needs a Box reward space, got {rew_space}")
+        reward_entry = spaces.Box(rew_space.low.astype(np.float32), rew_space.high.astype(np.float32), dtype=np.float32)
+        return spaces.Dict(_with_prev_action_reward(obs_space, act_space, reward_entry)), act_space, rew_space
+
+    def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
+        obs, info = self.env.reset(**kwargs)
+        prev_reward = np.zeros(self._rew_shape, dtype=np.float32)
+        return _with_prev_action_reward(obs, _fresh(self._zero), prev_reward), info
+
+    def step(self, action: Any) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        prev_reward = np.array(reward, dtype=np.float32).reshape(self._rew_shape)
+        new_obs = _with_prev_action_reward(obs, self._record(action), prev_reward)
+        return new_obs, reward, terminated, truncated, info

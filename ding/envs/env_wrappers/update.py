@@ -88,7 +88,7 @@ def resolve_wrappers(chain: WrapperChain, *, train: bool = True) -> list[Wrapper
     """Turn a chain (preset name, or list of items) into checked :class:`WrapperStep` s.
 
     >>> [str(s) for s in resolve_wrappers([('frame_stack', {'n_frames': 2})])]
-    ["frame_stack(n_frames=2, fields=None)"]
+    ['frame_stack(n_frames=2, fields=None)']
     """
     if chain is None:
         return []

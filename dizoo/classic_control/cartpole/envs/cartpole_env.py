@@ -30,10 +30,10 @@ class CartPoleEnv(DingEnvWrapper):
         ((4,), 2, (1,))
     """
 
-    config: ClassVar[dict[str, Any]] = {"max_episode_steps": 200, "env_wrapper": "default"}
+    config: ClassVar[dict[str, Any]] = {"env_id": "CartPole-v1", "max_episode_steps": 200, "env_wrapper": "default"}
 
     def __init__(self, cfg: Mapping[str, Any] | None = None) -> None:
-        super().__init__(cfg={"env_id": "CartPole-v1", **dict(cfg or {})})
+        super().__init__(cfg=cfg or {})
 
     @classmethod
     def raw_spaces(cls, cfg: Mapping[str, Any]) -> EnvSpaces:

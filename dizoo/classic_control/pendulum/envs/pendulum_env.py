@@ -29,10 +29,15 @@ class PendulumEnv(DingEnvWrapper):
         Box(-1.0, 1.0, (1,), float32)
     """
 
-    config: ClassVar[dict[str, Any]] = {"max_episode_steps": 200, "act_scale": True, "env_wrapper": "default"}
+    config: ClassVar[dict[str, Any]] = {
+        "env_id": "Pendulum-v1",
+        "max_episode_steps": 200,
+        "act_scale": True,
+        "env_wrapper": "default",
+    }
 
     def __init__(self, cfg: Mapping[str, Any] | None = None) -> None:
-        super().__init__(cfg={"env_id": "Pendulum-v1", **dict(cfg or {})})
+        super().__init__(cfg=cfg or {})
 
     @classmethod
     def raw_spaces(cls, cfg: Mapping[str, Any]) -> EnvSpaces:

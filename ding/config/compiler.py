@@ -1,0 +1,215 @@
+"""``compile_config``: turn a user's ``main_config`` and ``create_config`` into one complete, checked config."""
+
+from __future__ import annotations
+
+import copy
+import functools
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from easydict import EasyDict
+
+from ding.config.merge import deep_merge_dicts
+from ding.config.sections import TOP_LEVEL_KEYS, ComponentName, check_top_level, resolve_components
+from ding.config.shapes import SHAPE_KEYS, fill_model_shapes
+from ding.envs.base_env import BaseEnv
+from ding.envs.env_manager.config import manager_default_config
+from ding.envs.env_wrappers import resolve_wrappers
+from ding.envs.registry import ENV_REGISTRY, env_class
+from ding.envs.spaces import EnvSpaces
+from ding.errors import ConfigError, DingError, EnvSpecError, UnknownNameError, unknown_name_message
+from ding.policy.registry import POLICY_REGISTRY
+
+DEFAULT_EXP_NAME = "default_experiment"
+DEFAULT_SEED = 0
+NAME_KEYS = ("type", "import_names")
+
+
+def compile_config(
+    main_config: Mapping[str, Any],
+    create_config: Mapping[str, Any] | None = None,
+    *,
+    seed: int | None = None,
+    exp_name: str | None = None,
+    require_policy: bool = True,
+) -> EasyDict:
+    """Merge the user's config into the declared defaults of its components and check it.
+
+    ``create_config`` names the components: ``env.type`` (with ``env.import_names``, the modules
+    that register it), ``env_manager.type`` (default ``'base'``) and ``policy.type`` (with
+    ``policy.import_names``). Then:
+
+    - ``env`` is the env class's ``default_config()``, with ``manager`` the env manager's declared
+      defaults, merged strictly with ``main_config.env``: an unknown key, at any depth, is a
+      :class:`~ding.errors.ConfigError` with the known keys and a close match. A list
+      ``env_wrapper`` chain is checked step by step, so an unknown wrapper or argument fails here.
+    - ``policy`` is merged strictly into the registered policy's ``default_config()``. When
+      ``policy.type`` is not registered, ``require_policy=True`` raises
+      :class:`~ding.errors.UnknownNameError`; ``require_policy=False`` keeps the user's ``policy``
+      section as given, **without validating it** (for modes that only need the env).
+    - ``policy.model.obs_shape`` and ``action_shape``, when missing or None, are filled from the
+      spaces the env declares after its wrapper chain (``obs_shape=4`` for a 1-D observation; see
+      :mod:`ding.config.shapes`); a given shape that disagrees is a ``ConfigError``.
+    - ``seed`` and ``exp_name`` override the config's (defaults: 0 and ``'default_experiment'``).
+
+    The result holds exactly ``exp_name``, ``seed``, ``env`` and ``policy``. Every name from
+    ``create_config`` is recorded in it (``env.type``, ``env.import_names``, ``env.manager.type``,
+    ``policy.type``, ``policy.import_names``), so it stands alone: compiling it again, without a
+    ``create_config``, gives an equal config. Neither input is modified.
+
+    Example:
+        >>> main = {'env': {'stop_value': 195, 'manager': {'shared_memory': False}}, 'policy': {'cuda': False}}
+        >>> create = {
+        ...     'env': {'type': 'cartpole', 'import_names': ['dizoo.classic_control.cartpole.envs.cartpole_env']},
+        ...     'env_manager': {'type': 'base'},
+        ...     'policy': {'type': 'dqn'},
+        ... }
+        >>> cfg = compile_config(main, create, seed=3, require_policy=False)
+        >>> cfg.policy.model.obs_shape, cfg.policy.model.action_shape, cfg.env.manager.type, cfg.seed
+        (4, 2, 'base', 3)
+    """
+    if not isinstance(main_config, Mapping):
+        raise ConfigError(f"main_config must be a dict, got {type(main_config).__name__} {main_config!r}")
+    check_top_level(main_config)
+    names = resolve_components(main_config, create_config)
+    env_cls, env_cfg = _compile_env(main_config.get("env") or {}, names["env"], names["env_manager"])
+    _check_wrapper_chain(env_cls, env_cfg)
+    policy_cfg = _compile_policy(main_config.get("policy") or {}, names["policy"], require_policy)
+    env_spaces = _env_spaces(env_cls, env_cfg, policy_cfg)
+    if env_spaces is not None:
+        policy_cfg = fill_model_shapes(policy_cfg, env_spaces, str(env_cfg["type"]))
+    compiled = {
+        "exp_name": _exp_name(exp_name if exp_name is not None else main_config.get("exp_name")),
+        "seed": _seed(seed if seed is not None else main_config.get("seed")),
+        "env": env_cfg,
+        "policy": policy_cfg,
+    }
+    assert tuple(compiled) == TOP_LEVEL_KEYS, "every top-level section must be compiled"
+    return EasyDict(compiled)
+
+
+def _compile_env(
+    user_env: Mapping[str, Any], env: ComponentName, manager: ComponentName
+) -> tuple[type[BaseEnv], dict[str, Any]]:
+    if env.type is None:
+        raise ConfigError(
+            "no env type given: set create_config.env.type (and env.import_names, the modules that register it); "
+            f"registered envs: {', '.join(ENV_REGISTRY.names()) or '(none)'}"
+        )
+    try:
+        env_cls = env_class({"type": env.type, "import_names": list(env.import_names)})
+    except ImportError as err:
+        raise ConfigError(f"env.import_names {list(env.import_names)}: cannot import {err.name!r}: {err}") from err
+    except UnknownNameError as err:
+        raise UnknownNameError(f"env.type: {err}") from err
+    assert manager.type is not None  # the env_manager component has a default type
+    try:
+        manager_defaults = manager_default_config(manager.type)
+    except UnknownNameError as err:
+        raise UnknownNameError(f"env_manager.type: {err}") from err
+    defaults = dict(env_cls.default_config())
+    defaults["manager"] = dict(manager_defaults)
+    user = _without_names(user_env)
+    if isinstance(user.get("manager"), Mapping):
+        user["manager"] = {key: value for key, value in user["manager"].items() if key != "type"}
+    merged = deep_merge_dicts(defaults, user, strict=True, path="env")
+    merged["type"] = env.type
+    merged["import_names"] = list(env.import_names)
+    merged["manager"]["type"] = manager.type
+    return env_cls, merged
+
+
+def _check_wrapper_chain(env_cls: type[BaseEnv], env_cfg: Mapping[str, Any]) -> None:
+    """Resolve ``env.env_wrapper`` now, so a bad wrapper name or argument names its place in the config."""
+    if "env_wrapper" not in env_cfg:
+        return
+    chain = env_cfg["env_wrapper"]
+    train = bool(env_cfg.get("is_train", True))
+    if chain is None:
+        return
+    if isinstance(chain, str):
+        _resolve_step("env.env_wrapper", functools.partial(env_cls.wrapper_chain, env_cfg))
+    elif isinstance(chain, Mapping):
+        _resolve_step("env.env_wrapper", functools.partial(resolve_wrappers, [chain], train=train))
+    elif isinstance(chain, (list, tuple)):
+        for index, item in enumerate(chain):
+            _resolve_step(f"env.env_wrapper[{index}]", functools.partial(resolve_wrappers, [item], train=train))
+    else:
+        raise ConfigError(
+            f"env.env_wrapper must be a preset name, a list of wrapper items or None; got {type(chain).__name__} "
+            f"{chain!r}"
+        )
+
+
+def _resolve_step(where: str, resolve: Callable[[], object]) -> None:
+    try:
+        resolve()
+    except DingError as err:
+        raise type(err)(f"{where}: {err}") from err
+    except TypeError as err:
+        raise ConfigError(f"{where}: {err}") from err
+
+
+def _compile_policy(user_policy: Mapping[str, Any], policy: ComponentName, require_policy: bool) -> dict[str, Any]:
+    try:
+        POLICY_REGISTRY.import_names(policy.import_names)
+    except ImportError as err:
+        raise ConfigError(
+            f"policy.import_names {list(policy.import_names)}: cannot import {err.name!r}: {err}"
+        ) from err
+    user = _without_names(user_policy)
+    if policy.type is not None and policy.type in POLICY_REGISTRY:
+        body = deep_merge_dicts(_policy_defaults(policy.type), user, strict=True, path="policy")
+    elif require_policy:
+        hint = " Pass require_policy=False to keep the policy section unvalidated."
+        if policy.type is None:
+            registered = ", ".join(POLICY_REGISTRY.names()) or "(none)"
+            raise UnknownNameError(f"no policy type given: set create_config.policy.type; known: {registered}.{hint}")
+        raise UnknownNameError(unknown_name_message("policy", policy.type, POLICY_REGISTRY.names()) + hint)
+    else:
+        body = user
+    return {"type": policy.type, "import_names": list(policy.import_names), **_without_names(body)}
+
+
+def _policy_defaults(policy_type: str) -> dict[str, Any]:
+    """The registered policy's defaults, with a ``model`` section that takes the env-derived shapes."""
+    policy_cls: Any = POLICY_REGISTRY.get(policy_type)
+    defaults = policy_cls.default_config()
+    if not isinstance(defaults, Mapping):
+        raise TypeError(f"policy {policy_type!r}: default_config() must return a dict, got {type(defaults).__name__}")
+    defaults = copy.deepcopy(dict(defaults))
+    model = defaults.setdefault("model", {})
+    if isinstance(model, Mapping) and model:
+        defaults["model"] = {**{key: None for key in SHAPE_KEYS}, **model}
+    return defaults
+
+
+def _env_spaces(env_cls: type[BaseEnv], env_cfg: Mapping[str, Any], policy_cfg: Mapping[str, Any]) -> EnvSpaces | None:
+    """The env's declared spaces; None when they cannot be known but the model's shapes are all given."""
+    try:
+        return env_cls.spaces_from_config(env_cfg)
+    except EnvSpecError as err:
+        model = policy_cfg.get("model")
+        if isinstance(model, Mapping) and all(model.get(key) is not None for key in SHAPE_KEYS):
+            return None
+        raise ConfigError(f"cannot fill policy.model shapes from env {env_cfg['type']!r}: {err}") from err
+
+
+def _without_names(section: Mapping[str, Any]) -> dict[str, Any]:
+    return {key: copy.deepcopy(value) for key, value in section.items() if key not in NAME_KEYS}
+
+
+def _seed(value: Any) -> int:
+    if value is None:
+        return DEFAULT_SEED
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ConfigError(f"seed must be an int, got {type(value).__name__} {value!r}")
+    return value
+
+
+def _exp_name(value: Any) -> str:
+    if value is None:
+        return DEFAULT_EXP_NAME
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"exp_name must be a non-empty str, got {type(value).__name__} {value!r}")
+    return value

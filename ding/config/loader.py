@@ -1,0 +1,90 @@
+"""``read_config``: load ``main_config`` and ``create_config`` from a Python config file."""
+
+from __future__ import annotations
+
+import copy
+import os
+import pathlib
+import sys
+import traceback
+import types
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from easydict import EasyDict
+
+from ding.errors import ConfigError
+
+CONFIG_NAMES = ("main_config", "create_config")
+
+
+def read_config(path: str | os.PathLike[str]) -> tuple[EasyDict, EasyDict]:
+    """Run the Python config file at ``path`` and return copies of its ``main_config`` and ``create_config``.
+
+    The file runs as a fresh module under a unique name that is removed from ``sys.modules``
+    afterwards, so reading the same or another config again never sees stale state, and no
+    bytecode cache is written next to it. A relative ``path`` is resolved against the current
+    directory. A missing file, a file that raises while running, or one that lacks either name
+    raises :class:`~ding.errors.ConfigError` naming the file.
+
+    Example:
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     file = pathlib.Path(tmp, 'my_config.py')
+        ...     _ = file.write_text("main_config = dict(env=dict(stop_value=195))\\ncreate_config = dict()\\n")
+        ...     main_config, create_config = read_config(file)
+        >>> main_config.env.stop_value, create_config
+        (195, {})
+    """
+    file = pathlib.Path(os.fspath(path)).expanduser().resolve()
+    namespace = _run_config_file(file)
+    missing = [name for name in CONFIG_NAMES if name not in namespace]
+    if missing:
+        raise ConfigError(
+            f"config file {file} defines no {' and no '.join(missing)}; a config file must define both "
+            f"{' and '.join(CONFIG_NAMES)}"
+        )
+    loaded = []
+    for name in CONFIG_NAMES:
+        value = namespace[name]
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"{name} in config file {file} must be a dict, got {type(value).__name__}")
+        loaded.append(EasyDict(copy.deepcopy(dict(value))))
+    return loaded[0], loaded[1]
+
+
+def _run_config_file(file: pathlib.Path) -> dict[str, Any]:
+    if not file.exists():
+        raise ConfigError(f"config file {file} does not exist")
+    if not file.is_file():
+        raise ConfigError(f"config file {file} is not a file")
+    try:
+        source = file.read_bytes()
+    except OSError as err:
+        raise ConfigError(f"cannot read config file {file}: {err.strerror or err}") from err
+    module_name = f"_ding_config_{uuid.uuid4().hex}"
+    module = types.ModuleType(module_name)
+    module.__file__ = str(file)
+    sys.modules[module_name] = module  # for code in the file that looks its module up (dataclasses, pickle)
+    try:
+        code = compile(source, str(file), "exec", dont_inherit=True)
+        exec(code, module.__dict__)
+    except SyntaxError as err:
+        raise ConfigError(f"config file {file} has a syntax error at line {err.lineno}: {err.msg}") from err
+    except (Exception, SystemExit) as err:
+        line = _line_in(file, err)
+        where = f" at line {line}" if line is not None else ""
+        raise ConfigError(f"config file {file} raised {type(err).__name__}{where} while loading: {err}") from err
+    finally:
+        sys.modules.pop(module_name, None)
+    return module.__dict__
+
+
+def _line_in(file: pathlib.Path, err: BaseException) -> int | None:
+    """The line of ``file`` that was running when ``err`` was raised (deepest frame in that file)."""
+    line = None
+    for frame in traceback.extract_tb(err.__traceback__):
+        if frame.filename == str(file):
+            line = frame.lineno
+    return line

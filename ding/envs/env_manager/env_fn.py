@@ -1,0 +1,48 @@
+"""What a manager can learn about its envs from their constructors alone."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ding.envs.base_env import BaseEnv
+from ding.envs.spaces import EnvSpaces
+from ding.errors import EnvSpecError
+
+EnvFn = Callable[[], Any]
+
+
+def declared_spaces(env_fn: EnvFn) -> EnvSpaces | None:
+    """The spaces an env constructor will produce, if they can be known without calling it.
+
+    Recognised: ``functools.partial(SomeBaseEnv, cfg)`` / ``partial(SomeBaseEnv, cfg=cfg)`` (the
+    class's ``spaces_from_config``), a ``BaseEnv`` subclass itself (its default config), and any
+    callable carrying an ``env_spaces`` attribute (an :class:`EnvSpaces`).
+    """
+    spaces = getattr(env_fn, "env_spaces", None)
+    if isinstance(spaces, EnvSpaces):
+        return spaces
+    if isinstance(env_fn, functools.partial) and isinstance(env_fn.func, type) and issubclass(env_fn.func, BaseEnv):
+        cfg = env_fn.keywords.get("cfg", env_fn.args[0] if env_fn.args else None)
+        if "env" in env_fn.keywords or (len(env_fn.args) > 1):
+            return None  # an env instance is passed in: its spaces are the instance's
+        return env_fn.func.spaces_from_config(cfg or {})
+    if isinstance(env_fn, type) and issubclass(env_fn, BaseEnv):
+        return env_fn.spaces_from_config({})
+    return None
+
+
+def common_spaces(env_fns: Sequence[EnvFn]) -> EnvSpaces | None:
+    """The spaces shared by every env constructor, or None when any of them cannot be known statically.
+
+    Raises :class:`EnvSpecError` when two constructors declare different spaces (a batch needs one layout).
+    """
+    found = [declared_spaces(fn) for fn in env_fns]
+    if not found or any(spaces is None for spaces in found):
+        return None
+    first = found[0]
+    for env_id, spaces in enumerate(found):
+        if spaces != first:
+            raise EnvSpecError(f"env {env_id} declares spaces {spaces}, but env 0 declares {first}; a batch needs one")
+    return first
