@@ -59,6 +59,13 @@ def unknown_name_message(kind: str, name: object, known: Iterable[str]) -> str:
 class EnvManagerError(DingError, RuntimeError):
     """An env manager cannot go on: misuse (closed, not launched) or a fault past its retry budget."""
 
+    traceback_text = ""
+
+    @property
+    def summary(self) -> str:
+        """One line for ``info['error']`` of an abnormal timestep."""
+        return f"{type(self).__name__}: {self}"
+
 
 class EnvStepError(EnvManagerError):
     """An env raised in ``reset`` or ``step``; carries the env id and the original traceback text."""
@@ -72,6 +79,10 @@ class EnvStepError(EnvManagerError):
         super().__init__(
             f"env {env_id} raised {exc_type} in {operation}: {message}\n--- original traceback ---\n{traceback_text}"
         )
+
+    @property
+    def summary(self) -> str:
+        return f"{self.exc_type} in {self.operation}: {self.message}"
 
 
 class WorkerDiedError(EnvManagerError):

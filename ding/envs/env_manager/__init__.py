@@ -1,7 +1,20 @@
-"""Env managers that run batches of envs (serial, subprocess, async); their config declarations."""
+"""Env managers that run batches of envs: serial, subprocess (sync and async), and their configs."""
 
+from ding.envs.env_manager.async_manager import AsyncSubprocessEnvManager
 from ding.envs.env_manager.base_manager import BaseEnvManager, ObsBatch
 from ding.envs.env_manager.config import MANAGER_DEFAULT_CONFIGS, manager_default_config
+from ding.envs.env_manager.factory import ENV_MANAGER_REGISTRY, create_env_manager
 from ding.envs.env_manager.state import EnvState
+from ding.envs.env_manager.subprocess_manager import SyncSubprocessEnvManager
 
-__all__ = ["MANAGER_DEFAULT_CONFIGS", "BaseEnvManager", "EnvState", "ObsBatch", "manager_default_config"]
+__all__ = [
+    "ENV_MANAGER_REGISTRY",
+    "MANAGER_DEFAULT_CONFIGS",
+    "AsyncSubprocessEnvManager",
+    "BaseEnvManager",
+    "EnvState",
+    "ObsBatch",
+    "SyncSubprocessEnvManager",
+    "create_env_manager",
+    "manager_default_config",
+]

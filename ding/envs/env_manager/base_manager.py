@@ -179,6 +179,16 @@ class BaseEnvManager:
         return all(state in (EnvState.DONE, EnvState.CLOSED) for state in self._states)
 
     @property
+    def worker_pids(self) -> list[int | None]:
+        """Process ids of worker processes (none: this manager runs envs in the calling process)."""
+        return []
+
+    @property
+    def shared_memory_names(self) -> list[str]:
+        """Names of shared-memory segments (none for the in-process manager)."""
+        return []
+
+    @property
     def closed(self) -> bool:
         return self._closed
 
@@ -276,9 +286,8 @@ class BaseEnvManager:
 
     def __getattr__(self, name: str) -> Callable[..., list[Any]]:
         """Fan a method call out to every env: ``manager.render()`` → ``[env.render() for env in envs]``."""
-        if name.startswith("_"):
-            raise AttributeError(name)
-        self._check_launched()
+        if name.startswith("_") or self.__dict__.get("_closed", True) or not self.__dict__.get("_launched", False):
+            raise AttributeError(f"{type(self).__name__} has no attribute {name!r} (env methods fan out once launched)")
         return lambda *args, **kwargs: self._call_all(name, args, kwargs)
 
     # ----- checks --------------------------------------------------------------------------------
@@ -415,22 +424,29 @@ class BaseEnvManager:
         text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
         return EnvStepError(env_id, operation, type(exc).__name__, str(exc), text)
 
-    def _recover(self, env_id: int, error: EnvStepError) -> None:
-        """Spend one retry on ``env_id`` (renewing it if so configured) or close and raise ``error``."""
+    def _spend_retry(self, env_id: int, error: EnvManagerError) -> None:
+        """Spend one retry on ``env_id``, or mark it failed, close the manager and raise ``error``."""
         self._retry_count[env_id] += 1
         if self._retry_count[env_id] > self._cfg.max_retry:
             self._states[env_id] = EnvState.ERROR
             self.close()
             raise error
+
+    def _recover(self, env_id: int, error: EnvManagerError) -> None:
+        """Spend one retry on ``env_id`` and renew it if so configured (a ``reset`` follows either way)."""
+        self._spend_retry(env_id, error)
         if self._cfg.retry_type == "renew":
             self._renew_env(env_id)
 
-    def _abnormal(self, env_id: int, error: EnvStepError) -> BaseEnvTimestep:
+    def _abnormal(self, env_id: int, error: EnvManagerError, *, renew: bool = True) -> BaseEnvTimestep:
         """Account a failed step: spend a retry and return the abnormal end of the env's episode."""
         obs = self._ready_obs.get(env_id)
-        self._recover(env_id, error)
+        if renew:
+            self._recover(env_id, error)
+        else:
+            self._spend_retry(env_id, error)
         reward = np.zeros(self.reward_space.shape or (1,), dtype=np.float32)
-        info = {"abnormal": True, "error": f"{error.exc_type}: {error.message}", "traceback": error.traceback_text}
+        info = {"abnormal": True, "error": error.summary, "traceback": error.traceback_text}
         return BaseEnvTimestep(obs, reward, True, info, terminated=False, truncated=True)
 
     def _after_step(self, env_id: int, timestep: BaseEnvTimestep) -> None:

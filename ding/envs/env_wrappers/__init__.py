@@ -1,16 +1,21 @@
 """ding's wrapper collection: every wrapper registered by name with a static shape rule.
 
-Modules by concern: :mod:`.atari` (ALE-specific episode handling), :mod:`.image` (frame
-processing), :mod:`.observation` (flattening, previous action/reward), :mod:`.action`,
-:mod:`.reward`, :mod:`.normalization` and :mod:`.episode`.
+Modules by concern: :mod:`.atari` (ALE-specific episode handling); frame processing in
+:mod:`.image_resize` (resizing, gray scale, scaling to float), :mod:`.image_crop` (fixed and
+random crops), :mod:`.image_axes` (channel order, flips) and :mod:`.frame_stack`, on the shared
+helpers of :mod:`.image`; :mod:`.observation` (flattening, previous action/reward),
+:mod:`.action`, :mod:`.reward`, :mod:`.normalization` and :mod:`.episode`.
 """
 
 from ding.envs.env_wrappers import (  # noqa: F401  (imported for their registrations)
     action,
     atari,
     episode,
+    frame_stack,
     history,
-    image,
+    image_axes,
+    image_crop,
+    image_resize,
     normalization,
     observation,
     reward,

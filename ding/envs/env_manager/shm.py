@@ -1,0 +1,187 @@
+"""Shared-memory buffers for a batch of envs, laid out from their declared spaces.
+
+Every buffer has one row per env. Observation leaves (Box, or the Box/Discrete leaves of Dict and
+Tuple observations) get two buffers: ``ready`` (what each env waits to be acted on) and ``final``
+(an episode's last observation, returned in its timestep while ``ready`` already holds the next
+episode's first one). Rewards, end flags, actions and per-env control words have one each.
+
+Segments are named ``ding_<pid>_<token>_<n>`` and registered with multiprocessing's resource
+tracker, which unlinks them even if the owning process is killed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import secrets
+from collections.abc import Callable, Sequence
+from multiprocessing import shared_memory
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from ding.envs.spaces import EnvSpaces
+
+Path = tuple[Any, ...]
+
+FLAG_DONE, FLAG_TERMINATED, FLAG_TRUNCATED, FLAG_RESET = 0, 1, 2, 3
+"""Columns of the ``flags`` buffer; FLAG_RESET marks a row whose ``ready`` obs is a new episode's first."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ArraySpec:
+    """Name, shape and dtype of one shared array: enough for another process to attach to it."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+
+    @property
+    def nbytes(self) -> int:
+        return max(1, int(np.prod(self.shape, dtype=np.int64)) * np.dtype(self.dtype).itemsize)
+
+
+class SharedArray:
+    """A NumPy array backed by a named shared-memory segment."""
+
+    def __init__(self, spec: ArraySpec, create: bool) -> None:
+        self.spec = spec
+        self._owner = create
+        self._shm: shared_memory.SharedMemory | None = shared_memory.SharedMemory(
+            name=spec.name, create=create, size=spec.nbytes
+        )
+        buffer = self._shm.buf  # type: ignore[union-attr]
+        self.array: np.ndarray = np.ndarray(spec.shape, dtype=np.dtype(spec.dtype), buffer=buffer)
+        if create:
+            self.array.fill(0)
+
+    def close(self) -> None:
+        """Drop this process's mapping; the owner also removes the segment."""
+        if self._shm is None:
+            return
+        self.array = np.empty(0)
+        shm, self._shm = self._shm, None
+        shm.close()
+        if self._owner:
+            with contextlib.suppress(FileNotFoundError):
+                shm.unlink()
+
+
+def obs_leaves(space: spaces.Space[Any], path: Path = ()) -> list[tuple[Path, spaces.Space[Any]]]:
+    """The fixed-shape leaves of an observation space with their paths (keys / indices)."""
+    if isinstance(space, spaces.Dict):
+        return [leaf for key, sub in space.spaces.items() for leaf in obs_leaves(sub, (*path, key))]
+    if isinstance(space, spaces.Tuple):
+        return [leaf for i, sub in enumerate(space.spaces) for leaf in obs_leaves(sub, (*path, i))]
+    if space.shape is None or space.dtype is None:
+        raise TypeError(f"observation leaf {path} ({space}) has no fixed shape and dtype for shared memory")
+    return [(path, space)]
+
+
+def build_tree(space: spaces.Space[Any], leaf: Callable[[Path], Any], path: Path = ()) -> Any:
+    """Rebuild a (nested) observation from a function giving each leaf's value by path."""
+    if isinstance(space, spaces.Dict):
+        return {key: build_tree(sub, leaf, (*path, key)) for key, sub in space.spaces.items()}
+    if isinstance(space, spaces.Tuple):
+        return tuple(build_tree(sub, leaf, (*path, i)) for i, sub in enumerate(space.spaces))
+    return leaf(path)
+
+
+def get_path(value: Any, path: Path) -> Any:
+    for key in path:
+        value = value[key]
+    return value
+
+
+def action_buffer_shape(space: spaces.Space[Any]) -> tuple[tuple[int, ...], str] | None:
+    """Shape and dtype of one env's action in shared memory, or None when actions must travel pickled."""
+    if isinstance(space, spaces.Discrete):
+        return (), "int64"
+    if isinstance(space, (spaces.Box, spaces.MultiDiscrete, spaces.MultiBinary)):
+        return tuple(space.shape), np.dtype(space.dtype).str
+    return None
+
+
+@dataclasses.dataclass(frozen=True)
+class BufferLayout:
+    """The specs of every shared array of a batch; picklable, so workers can attach by name."""
+
+    env_num: int
+    obs_paths: tuple[Path, ...]
+    ready: tuple[ArraySpec, ...]
+    final: tuple[ArraySpec, ...]
+    reward: ArraySpec
+    flags: ArraySpec
+    action: ArraySpec | None
+    control: ArraySpec
+
+    @classmethod
+    def plan(cls, env_spaces: EnvSpaces, env_num: int) -> BufferLayout:
+        token = f"ding_{os.getpid()}_{secrets.token_hex(4)}"
+        counter = iter(range(1_000_000))
+
+        def spec(shape: Sequence[int], dtype: Any) -> ArraySpec:
+            return ArraySpec(f"{token}_{next(counter)}", (env_num, *shape), np.dtype(dtype).str)
+
+        leaves = obs_leaves(env_spaces.observation)
+        action = action_buffer_shape(env_spaces.action)
+        return cls(
+            env_num=env_num,
+            obs_paths=tuple(path for path, _ in leaves),
+            ready=tuple(spec(leaf.shape or (), leaf.dtype) for _, leaf in leaves),
+            final=tuple(spec(leaf.shape or (), leaf.dtype) for _, leaf in leaves),
+            reward=spec(env_spaces.reward.shape or (1,), np.float32),
+            flags=spec((4,), np.bool_),
+            action=spec(action[0], action[1]) if action is not None else None,
+            control=spec((2,), np.int64),
+        )
+
+    def all_specs(self) -> list[ArraySpec]:
+        specs = [*self.ready, *self.final, self.reward, self.flags, self.control]
+        return [*specs, self.action] if self.action is not None else specs
+
+    @property
+    def nbytes(self) -> int:
+        return sum(spec.nbytes for spec in self.all_specs())
+
+
+CONTROL_STEP, CONTROL_RESET_ON_DONE = 0, 1
+"""Columns of the ``control`` buffer: 1 = step this env in the next batch; 1 = reset it when its episode ends."""
+
+
+class SharedBuffers:
+    """Every shared array of a batch, attached in this process."""
+
+    def __init__(self, layout: BufferLayout, create: bool) -> None:
+        self.layout = layout
+        self._arrays: list[SharedArray] = []
+        try:
+            self.ready = [self._attach(spec, create) for spec in layout.ready]
+            self.final = [self._attach(spec, create) for spec in layout.final]
+            self.reward = self._attach(layout.reward, create)
+            self.flags = self._attach(layout.flags, create)
+            self.control = self._attach(layout.control, create)
+            self.action = self._attach(layout.action, create) if layout.action is not None else None
+        except BaseException:
+            self.close()
+            raise
+
+    def _attach(self, spec: ArraySpec, create: bool) -> np.ndarray:
+        shared = SharedArray(spec, create)
+        self._arrays.append(shared)
+        return shared.array
+
+    def write_obs(self, target: list[np.ndarray], env_id: int, obs: Any) -> None:
+        paths = self.layout.obs_paths
+        if len(paths) == 1 and not paths[0]:
+            target[0][env_id] = obs
+            return
+        for buffer, path in zip(target, paths, strict=True):
+            buffer[env_id] = get_path(obs, path)
+
+    def close(self) -> None:
+        for shared in self._arrays:
+            shared.close()
+        self._arrays = []

@@ -1,0 +1,445 @@
+"""Subprocess env managers: envs run in worker processes and exchange data through shared memory.
+
+A worker owns ``envs_per_worker`` envs and is woken once per batch step with a one-byte message;
+actions, observations, rewards and end flags cross in shared memory laid out from the envs'
+declared spaces before any worker starts. Only info dicts and failures are pickled, and only
+when there are any.
+
+The parent detects every fault itself: a dead worker through its process sentinel (at once), a
+hung one through ``step_timeout`` / ``reset_timeout``. A dead or hung worker is killed and
+started afresh; the episodes it was running end with abnormal timesteps and its envs restart,
+while every other env keeps its steps.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import multiprocessing
+import os
+import pickle
+import time
+from collections.abc import Mapping, Sequence
+from multiprocessing import connection
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
+from typing import Any
+
+import cloudpickle
+import numpy as np
+
+from ding.envs.env_manager.base_manager import BaseEnvManager, ObsBatch
+from ding.envs.env_manager.shm import (
+    CONTROL_RESET_ON_DONE,
+    CONTROL_STEP,
+    FLAG_DONE,
+    FLAG_RESET,
+    FLAG_TERMINATED,
+    FLAG_TRUNCATED,
+    BufferLayout,
+    SharedBuffers,
+    build_tree,
+)
+from ding.envs.env_manager.state import EnvState
+from ding.envs.env_manager.worker import OK, STEP, Command, EnvFailure, StepReply, worker_main
+from ding.envs.spaces import EnvSpaces
+from ding.envs.timestep import BaseEnvTimestep
+from ding.errors import EnvManagerError, EnvSpecError, EnvStepError, WorkerDiedError, WorkerTimeoutError
+
+CLOSE_GRACE = 2.0
+"""Seconds a worker gets to close its envs before it is killed."""
+
+
+@dataclasses.dataclass
+class WorkerHandle:
+    """The parent's side of one worker process."""
+
+    index: int
+    env_ids: list[int]
+    process: BaseProcess
+    conn: Connection
+    busy_since: float | None = None
+
+    def describe(self) -> str:
+        return f"worker {self.index} (pid {self.process.pid}, envs {self.env_ids})"
+
+
+@dataclasses.dataclass(frozen=True)
+class WorkerFault:
+    """A worker that died or did not answer in time."""
+
+    worker: int
+    error: EnvManagerError
+
+
+def _failure_error(failure: EnvFailure) -> EnvStepError:
+    return EnvStepError(failure.env_id, failure.operation, failure.exc_type, failure.message, failure.traceback_text)
+
+
+class SyncSubprocessEnvManager(BaseEnvManager):
+    """Run envs in worker processes; ``step`` returns once every stepped env has its result.
+
+    Example:
+        >>> from functools import partial
+        >>> from dizoo.classic_control.cartpole.envs import CartPoleEnv
+        >>> fns = [partial(CartPoleEnv, cfg={}) for _ in range(4)]
+        >>> with SyncSubprocessEnvManager(fns, {'envs_per_worker': 2, 'episode_num': 1}) as manager:
+        ...     manager.seed(0)
+        ...     manager.launch()
+        ...     while not manager.done:
+        ...         _ = manager.step({i: 1 for i in manager.ready_obs_id})
+    """
+
+    manager_type = "subprocess"
+
+    def __init__(self, env_fn: Sequence[Any], cfg: Mapping[str, Any] | None = None) -> None:
+        super().__init__(env_fn, cfg)
+        per_worker = int(self._cfg.envs_per_worker)
+        self._groups = [list(range(s, min(s + per_worker, self._env_num))) for s in range(0, self._env_num, per_worker)]
+        self._worker_of = {env_id: w for w, group in enumerate(self._groups) for env_id in group}
+        self._context = multiprocessing.get_context(self._cfg.context or "fork")
+        self._workers: list[WorkerHandle | None] = [None] * len(self._groups)
+        self._layout: BufferLayout | None = None
+        self._buffers: SharedBuffers | None = None
+        self._blobs = [cloudpickle.dumps([self._env_fns[i] for i in group]) for group in self._groups]
+
+    @property
+    def worker_pids(self) -> list[int | None]:
+        """Process ids of the workers (for monitoring and fault-injection tests)."""
+        return [w.process.pid if w is not None else None for w in self._workers]
+
+    @property
+    def shared_memory_names(self) -> list[str]:
+        return [spec.name for spec in self._layout.all_specs()] if self._layout is not None else []
+
+    # ----- worker lifecycle ----------------------------------------------------------------------
+    def _create_envs(self) -> None:
+        if self._spaces is not None:
+            self._allocate(self._spaces)
+        try:
+            for w in range(len(self._groups)):
+                self._start_worker(w)
+            startups = [self._await_startup(w) for w in range(len(self._groups))]
+            for startup in startups:
+                if isinstance(startup, EnvFailure):
+                    raise _failure_error(startup)
+            if self._spaces is None:  # constructors declared nothing: adopt what the first env was built with
+                self._spaces = startups[0][self._groups[0][0]]
+                self._allocate(self._spaces)
+                for w in range(len(self._groups)):
+                    self._request(w, Command("attach", self._layout))
+            for startup in startups:
+                self._check_startup(startup)
+        except BaseException:
+            self.close()
+            raise
+        self._states = [EnvState.INIT] * self._env_num
+        if self._seeds:
+            self._apply_seeds()
+        if self._replay_dirs is not None:
+            self._apply_replay()
+
+    def _allocate(self, env_spaces: EnvSpaces) -> None:
+        self._layout = BufferLayout.plan(env_spaces, self._env_num)
+        self._buffers = SharedBuffers(self._layout, create=True)
+
+    def _start_worker(self, w: int) -> None:
+        parent_conn, child_conn = self._context.Pipe(duplex=True)
+        process = self._context.Process(
+            target=worker_main,
+            args=(self._groups[w], self._blobs[w], child_conn, self._layout, os.getpid()),
+            name=f"ding-env-worker-{w}",
+            daemon=True,
+        )
+        process.start()
+        child_conn.close()
+        self._workers[w] = WorkerHandle(w, self._groups[w], process, parent_conn)
+
+    def _await_startup(self, w: int) -> Any:
+        timeout = self._cfg.reset_timeout
+        result = self._collect([w], timeout)[w]
+        if isinstance(result, WorkerFault):
+            raise result.error
+        return pickle.loads(result)
+
+    def _check_startup(self, startup: Any) -> None:
+        if isinstance(startup, EnvFailure):
+            raise _failure_error(startup)
+        for env_id, built in sorted(startup.items()):
+            if built != self._spaces:
+                raise EnvSpecError(f"env {env_id} was built with spaces {built}, but the batch declares {self._spaces}")
+
+    def _kill_worker(self, w: int) -> None:
+        handle = self._workers[w]
+        if handle is None:
+            return
+        self._workers[w] = None
+        if handle.process.is_alive():
+            handle.process.kill()
+        handle.process.join()
+        handle.conn.close()
+
+    def _restart_worker(self, w: int) -> None:
+        """Kill worker ``w`` and start a fresh one with the same envs, seeds and replay settings."""
+        self._kill_worker(w)
+        self._start_worker(w)
+        self._check_startup(self._await_startup(w))
+        ids = self._groups[w]
+        if any(i in self._seeds for i in ids):
+            self._apply_seeds(ids)
+        if self._replay_dirs is not None:
+            self._apply_replay(ids)
+
+    def _close_envs(self) -> None:
+        for handle in self._workers:
+            if handle is not None:
+                with contextlib.suppress(OSError):
+                    handle.conn.send_bytes(pickle.dumps(Command("close")))
+        deadline = time.monotonic() + CLOSE_GRACE
+        for w, handle in enumerate(self._workers):
+            if handle is not None:
+                handle.process.join(max(0.0, deadline - time.monotonic()))
+                self._kill_worker(w)
+        if self._buffers is not None:
+            self._buffers.close()
+            self._buffers = None
+
+    # ----- messaging -----------------------------------------------------------------------------
+    def _collect(self, workers: Sequence[int], timeout: float | None) -> dict[int, bytes | WorkerFault]:
+        """Wait for one reply from each worker; a dead or silent worker yields a :class:`WorkerFault`."""
+        results: dict[int, bytes | WorkerFault] = {}
+        waiting: dict[Any, int] = {}
+        for w in workers:
+            handle = self._workers[w]
+            assert handle is not None
+            waiting[handle.conn] = w
+            waiting[handle.process.sentinel] = w
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while waiting:
+            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+            ready = connection.wait(list(waiting), remaining)
+            if not ready:
+                for w in set(waiting.values()):
+                    handle = self._workers[w]
+                    assert handle is not None
+                    results[w] = WorkerFault(
+                        w, WorkerTimeoutError(f"{handle.describe()} did not answer within {timeout} s")
+                    )
+                break
+            for obj in ready:
+                w = waiting.get(obj, -1)
+                if w < 0 or w in results:
+                    continue
+                handle = self._workers[w]
+                assert handle is not None
+                try:
+                    if obj is handle.conn or handle.conn.poll():
+                        results[w] = handle.conn.recv_bytes()
+                    else:
+                        raise EOFError
+                except (EOFError, OSError):
+                    handle.process.join(0.5)
+                    code = handle.process.exitcode
+                    results[w] = WorkerFault(w, WorkerDiedError(f"{handle.describe()} died (exit code {code})"))
+                waiting = {k: v for k, v in waiting.items() if v != w}
+        return results
+
+    def _send(self, w: int, message: bytes) -> WorkerFault | None:
+        handle = self._workers[w]
+        assert handle is not None
+        try:
+            handle.conn.send_bytes(message)
+        except OSError:
+            handle.process.join(0.5)
+            return WorkerFault(w, WorkerDiedError(f"{handle.describe()} died (exit code {handle.process.exitcode})"))
+        return None
+
+    def _request(self, w: int, command: Command, timeout: float | None = None) -> Any:
+        """Send a control command and return the worker's answer; faults raise (control paths are not retried)."""
+        fault = self._send(w, pickle.dumps(command, protocol=pickle.HIGHEST_PROTOCOL))
+        reply = fault or self._collect([w], timeout or self._cfg.reset_timeout)[w]
+        if isinstance(reply, WorkerFault):
+            self.close()
+            raise reply.error
+        result = pickle.loads(reply)
+        if isinstance(result, EnvFailure):
+            raise _failure_error(result)
+        return result
+
+    # ----- shared-memory views -------------------------------------------------------------------
+    def _read_obs(self, target: list[np.ndarray], env_id: int) -> Any:
+        assert self._layout is not None
+        copy = self._cfg.copy_on_get
+        paths = self._layout.obs_paths
+        if len(paths) == 1 and not paths[0]:
+            row = target[0][env_id]
+            return row.copy() if copy else row
+        by_path = dict(zip(paths, target, strict=True))
+        return build_tree(self.observation_space, lambda p: by_path[p][env_id].copy() if copy else by_path[p][env_id])
+
+    def ready_obs_batch(self) -> ObsBatch:
+        """Ready observations stacked by env id: a view of shared memory when every env is ready.
+
+        The view stays valid until the next ``step`` or ``reset``; copy it to keep it longer.
+        """
+        ids = self.ready_obs_id
+        if not ids:
+            raise EnvManagerError(f"no env is ready; env states: {self._state_summary()}")
+        assert self._buffers is not None and self._layout is not None
+        index: Any = slice(None) if len(ids) == self._env_num else np.asarray(ids)
+        by_path = dict(zip(self._layout.obs_paths, self._buffers.ready, strict=True))
+        return ObsBatch(np.asarray(ids), build_tree(self.observation_space, lambda p: by_path[p][index]))
+
+    # ----- stepping ------------------------------------------------------------------------------
+    def _reset_on_done(self, env_id: int) -> bool:
+        return bool(self._cfg.auto_reset) and self._episode_count[env_id] + 1 < self._cfg.episode_num
+
+    def _dispatch_step(self, actions: Mapping[int, Any]) -> tuple[list[int], dict[int, WorkerFault]]:
+        """Write actions and step flags to shared memory and wake the workers involved."""
+        buffers = self._buffers
+        assert buffers is not None
+        control = buffers.control
+        workers = sorted({self._worker_of[env_id] for env_id in actions})
+        for w in workers:
+            control[self._groups[w], CONTROL_STEP] = 0
+        for env_id, action in actions.items():
+            if buffers.action is not None:
+                buffers.action[env_id] = action
+            control[env_id, CONTROL_STEP] = 1
+            control[env_id, CONTROL_RESET_ON_DONE] = self._reset_on_done(env_id)
+        faults: dict[int, WorkerFault] = {}
+        for w in workers:
+            if buffers.action is None:
+                mine = {i: a for i, a in actions.items() if self._worker_of[i] == w}
+                fault = self._send(w, pickle.dumps(Command("actions", mine)))
+                reply = fault or self._collect([w], self._cfg.step_timeout)[w]
+                if isinstance(reply, WorkerFault):
+                    faults[w] = reply
+                    continue
+            fault = self._send(w, STEP)
+            if fault is not None:
+                faults[w] = fault
+        return [w for w in workers if w not in faults], faults
+
+    def _step_envs(self, actions: Mapping[int, Any]) -> dict[int, BaseEnvTimestep]:
+        sent, faults = self._dispatch_step(actions)
+        replies: dict[int, bytes | WorkerFault] = {**faults, **self._collect(sent, self._cfg.step_timeout)}
+        return self._gather(actions, replies)
+
+    def _gather(
+        self, actions: Mapping[int, Any], replies: Mapping[int, bytes | WorkerFault]
+    ) -> dict[int, BaseEnvTimestep]:
+        timesteps: dict[int, BaseEnvTimestep] = {}
+        for w, reply in sorted(replies.items()):
+            stepped = [env_id for env_id in self._groups[w] if env_id in actions]
+            if isinstance(reply, WorkerFault):
+                timesteps.update(self._worker_fault(w, reply, stepped))
+                continue
+            result = StepReply() if reply == OK else pickle.loads(reply)
+            for env_id in stepped:
+                failure = result.failures.get(env_id)
+                if failure is not None and failure.operation == "step":
+                    timesteps[env_id] = self._abnormal(env_id, _failure_error(failure))
+                    continue
+                timesteps[env_id] = self._timestep(env_id, result.infos.get(env_id, {}))
+                if failure is not None:  # the step finished its episode but the automatic reset failed
+                    self._recover(env_id, _failure_error(failure))
+        return timesteps
+
+    def _timestep(self, env_id: int, info: dict[str, Any]) -> BaseEnvTimestep:
+        buffers = self._buffers
+        assert buffers is not None
+        flags = buffers.flags[env_id]
+        done = bool(flags[FLAG_DONE])
+        obs = self._read_obs(buffers.final if done else buffers.ready, env_id)
+        reward = buffers.reward[env_id].copy()
+        return BaseEnvTimestep(
+            obs, reward, done, info, terminated=bool(flags[FLAG_TERMINATED]), truncated=bool(flags[FLAG_TRUNCATED])
+        )
+
+    def _worker_fault(self, w: int, fault: WorkerFault, stepped: list[int]) -> dict[int, BaseEnvTimestep]:
+        """Restart a dead or hung worker; its stepped envs' episodes end abnormally."""
+        timesteps = {env_id: self._abnormal(env_id, fault.error, renew=False) for env_id in stepped}
+        self._restart_worker(w)
+        for env_id in self._groups[w]:
+            if env_id not in stepped and env_id in self._ready_obs:
+                self._ready_obs.pop(env_id)
+                self._reset_envs({env_id: {}})
+        return timesteps
+
+    def _after_step(self, env_id: int, timestep: BaseEnvTimestep) -> None:
+        buffers = self._buffers
+        assert buffers is not None
+        if timestep.done and not timestep.info.get("abnormal", False) and buffers.flags[env_id, FLAG_RESET]:
+            self._episode_count[env_id] += 1
+            self._ready_obs[env_id] = self._read_obs(buffers.ready, env_id)
+            self._states[env_id] = EnvState.RUN
+            return
+        super()._after_step(env_id, timestep)
+
+    # ----- control commands ----------------------------------------------------------------------
+    def _reset_envs(self, params: Mapping[int, dict[str, Any]]) -> None:
+        pending = dict(params)
+        while pending:
+            workers = sorted({self._worker_of[env_id] for env_id in pending})
+            for env_id in pending:
+                self._states[env_id] = EnvState.RESET
+            faults: dict[int, bytes | WorkerFault] = {}
+            sent = []
+            for w in workers:
+                mine = {i: kw for i, kw in pending.items() if self._worker_of[i] == w}
+                fault = self._send(w, pickle.dumps(Command("reset", mine), protocol=pickle.HIGHEST_PROTOCOL))
+                if fault is not None:
+                    faults[w] = fault
+                else:
+                    sent.append(w)
+            replies = {**faults, **self._collect(sent, self._cfg.reset_timeout)}
+            retry: dict[int, dict[str, Any]] = {}
+            for w, reply in sorted(replies.items()):
+                mine = {i: kw for i, kw in pending.items() if self._worker_of[i] == w}
+                if isinstance(reply, WorkerFault):
+                    for env_id in mine:
+                        self._spend_retry(env_id, reply.error)
+                    self._restart_worker(w)
+                    retry.update(mine)
+                    continue
+                result: StepReply = pickle.loads(reply)
+                for env_id, kwargs in mine.items():
+                    if env_id in result.failures:
+                        self._recover(env_id, _failure_error(result.failures[env_id]))
+                        retry[env_id] = kwargs
+                        continue
+                    assert self._buffers is not None
+                    self._ready_obs[env_id] = self._read_obs(self._buffers.ready, env_id)
+                    self._states[env_id] = EnvState.RUN
+            pending = retry
+
+    def _apply_seeds(self, env_ids: Sequence[int] | None = None) -> None:
+        ids = [i for i in (env_ids if env_ids is not None else range(self._env_num)) if i in self._seeds]
+        for w in sorted({self._worker_of[i] for i in ids}):
+            mine = {i: (self._seeds[i], self._dynamic_seed) for i in ids if self._worker_of[i] == w}
+            self._request(w, Command("seed", mine))
+
+    def _apply_replay(self, env_ids: Sequence[int] | None = None) -> None:
+        assert self._replay_dirs is not None
+        ids = list(env_ids if env_ids is not None else range(self._env_num))
+        for w in sorted({self._worker_of[i] for i in ids}):
+            self._request(w, Command("replay", {i: self._replay_dirs[i] for i in ids if self._worker_of[i] == w}))
+
+    def _renew_env(self, env_id: int) -> None:
+        result: StepReply = self._request(self._worker_of[env_id], Command("renew", [env_id]))
+        if result.failures:
+            failure = next(iter(result.failures.values()))
+            self.close()
+            raise _failure_error(failure)
+
+    def _call_all(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
+        results: dict[int, Any] = {}
+        for w in range(len(self._groups)):
+            try:
+                results.update(self._request(w, Command("call", (name, args, kwargs))))
+            except EnvStepError as err:
+                if err.exc_type == "AttributeError":
+                    raise AttributeError(f"the envs of this manager have no method {name!r}") from None
+                raise
+        return [results[i] for i in range(self._env_num)]

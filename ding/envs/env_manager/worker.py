@@ -1,0 +1,264 @@
+"""The loop a subprocess worker runs: it owns a few envs and steps them as one batch per wake-up.
+
+Messages on the worker's pipe (the parent's side is :mod:`.subprocess_manager`):
+
+- ``b"S"``: step every owned env whose ``control[i, CONTROL_STEP]`` is set, with its action from
+  shared memory; results go to shared memory. The reply is ``b"k"`` or, when some env has a
+  non-empty info dict or raised, a pickled :class:`StepReply` (only then is anything pickled).
+- A pickled :class:`Command` for everything else (reset, seed, replay, method calls, close).
+
+Env exceptions are caught per env and reported with their traceback; the worker itself only
+stops on ``close``, on a broken pipe, or when the parent dies (it asks the kernel to kill it then).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import dataclasses
+import os
+import pickle
+import signal
+import sys
+import traceback
+from collections.abc import Callable
+from multiprocessing.connection import Connection
+from typing import Any
+
+from ding.envs.env_manager.shm import (
+    CONTROL_RESET_ON_DONE,
+    CONTROL_STEP,
+    FLAG_DONE,
+    FLAG_RESET,
+    FLAG_TERMINATED,
+    FLAG_TRUNCATED,
+    BufferLayout,
+    SharedBuffers,
+)
+from ding.envs.spaces import EnvSpaces
+
+STEP = b"S"
+OK = b"k"
+_PR_SET_PDEATHSIG = 1
+
+
+@dataclasses.dataclass(frozen=True)
+class EnvFailure:
+    """An exception raised by an env, as text that crosses process boundaries."""
+
+    env_id: int
+    operation: str
+    exc_type: str
+    message: str
+    traceback_text: str
+
+    @classmethod
+    def capture(cls, env_id: int, operation: str, exc: BaseException) -> EnvFailure:
+        text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        return cls(env_id, operation, type(exc).__name__, str(exc), text)
+
+
+@dataclasses.dataclass
+class StepReply:
+    """What a step or reset leaves besides shared memory: info dicts and failures, by env id."""
+
+    infos: dict[int, dict[str, Any]] = dataclasses.field(default_factory=dict)
+    failures: dict[int, EnvFailure] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass(frozen=True)
+class Command:
+    """A control message: ``name`` is one of reset, seed, replay, call, renew, spaces, attach, close."""
+
+    name: str
+    payload: Any = None
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to SIGKILL this process when its parent dies, so no worker outlives its manager."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def _single_thread_numerics() -> None:
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ[var] = "1"
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        with contextlib.suppress(Exception):
+            torch.set_num_threads(1)
+
+
+class Worker:
+    """State of one worker process: its envs, their ids and the shared buffers."""
+
+    def __init__(self, env_ids: list[int], env_fns: list[Callable[[], Any]], conn: Connection) -> None:
+        self.env_ids = env_ids
+        self.env_fns = dict(zip(env_ids, env_fns, strict=True))
+        self.conn = conn
+        self.envs: dict[int, Any] = {}
+        self.buffers: SharedBuffers | None = None
+        self.seeds: dict[int, tuple[int, bool]] = {}
+        self.replay: dict[int, str] = {}
+        self.pickled_actions: dict[int, Any] = {}
+
+    # ----- env construction ----------------------------------------------------------------------
+    def build(self, env_id: int) -> None:
+        env = self.env_fns[env_id]()
+        if env_id in self.seeds:
+            seed, dynamic = self.seeds[env_id]
+            env.seed(seed, dynamic_seed=dynamic)
+        if env_id in self.replay:
+            env.enable_save_replay(self.replay[env_id])
+        self.envs[env_id] = env
+
+    def spaces(self) -> dict[int, EnvSpaces]:
+        return {i: EnvSpaces(e.observation_space, e.action_space, e.reward_space) for i, e in self.envs.items()}
+
+    # ----- hot path ------------------------------------------------------------------------------
+    def step(self) -> bytes:
+        buffers = self.buffers
+        assert buffers is not None
+        control, flags, reward, actions = buffers.control, buffers.flags, buffers.reward, buffers.action
+        reply: StepReply | None = None
+        for env_id in self.env_ids:
+            if not control[env_id, CONTROL_STEP]:
+                continue
+            env = self.envs[env_id]
+            try:
+                # a copy: envs and wrappers may keep the action past this step
+                action = actions[env_id].copy() if actions is not None else self.pickled_actions[env_id]
+                timestep = env.step(action)
+            except Exception as exc:  # env code may raise anything: it travels to the parent with its traceback
+                reply = reply or StepReply()
+                reply.failures[env_id] = EnvFailure.capture(env_id, "step", exc)
+                continue
+            reward[env_id] = timestep.reward
+            row = flags[env_id]
+            row[FLAG_DONE] = timestep.done
+            row[FLAG_TERMINATED] = timestep.terminated
+            row[FLAG_TRUNCATED] = timestep.truncated
+            row[FLAG_RESET] = False
+            if timestep.info:
+                reply = reply or StepReply()
+                reply.infos[env_id] = timestep.info
+            if not timestep.done:
+                buffers.write_obs(buffers.ready, env_id, timestep.obs)
+                continue
+            buffers.write_obs(buffers.final, env_id, timestep.obs)
+            if control[env_id, CONTROL_RESET_ON_DONE]:
+                try:
+                    buffers.write_obs(buffers.ready, env_id, env.reset())
+                except Exception as exc:  # see above
+                    reply = reply or StepReply()
+                    reply.failures[env_id] = EnvFailure.capture(env_id, "reset", exc)
+                    continue
+                row[FLAG_RESET] = True
+        return OK if reply is None else pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
+
+    # ----- control commands ----------------------------------------------------------------------
+    def reset(self, params: dict[int, dict[str, Any]]) -> StepReply:
+        assert self.buffers is not None
+        reply = StepReply()
+        for env_id, kwargs in params.items():
+            try:
+                obs = self.envs[env_id].reset(**kwargs)
+            except Exception as exc:  # see step()
+                reply.failures[env_id] = EnvFailure.capture(env_id, "reset", exc)
+                continue
+            self.buffers.write_obs(self.buffers.ready, env_id, obs)
+            self.buffers.flags[env_id] = False
+        return reply
+
+    def handle(self, command: Command) -> Any:
+        name, payload = command.name, command.payload
+        if name == "attach":
+            if self.buffers is not None:
+                self.buffers.close()
+            self.buffers = SharedBuffers(payload, create=False)
+            return None
+        if name == "spaces":
+            return self.spaces()
+        if name == "reset":
+            return self.reset(payload)
+        if name == "actions":
+            self.pickled_actions = payload
+            return None
+        if name == "seed":
+            for env_id, (seed, dynamic) in payload.items():
+                self.seeds[env_id] = (seed, dynamic)
+                self.envs[env_id].seed(seed, dynamic_seed=dynamic)
+            return None
+        if name == "replay":
+            for env_id, path in payload.items():
+                self.replay[env_id] = path
+                self.envs[env_id].enable_save_replay(path)
+            return None
+        if name == "renew":
+            failures = {}
+            for env_id in payload:
+                with contextlib.suppress(Exception):
+                    self.envs[env_id].close()
+                try:
+                    self.build(env_id)
+                except Exception as exc:  # reported like any env failure
+                    failures[env_id] = EnvFailure.capture(env_id, "renew", exc)
+            return StepReply(failures=failures)
+        if name == "call":
+            method, args, kwargs = payload
+            return {env_id: getattr(self.envs[env_id], method)(*args, **kwargs) for env_id in self.env_ids}
+        raise ValueError(f"unknown worker command {name!r}")
+
+    def close(self) -> None:
+        for env in self.envs.values():
+            with contextlib.suppress(Exception):
+                env.close()
+        if self.buffers is not None:
+            self.buffers.close()
+
+
+def worker_main(
+    env_ids: list[int], env_fns_blob: bytes, conn: Connection, layout: BufferLayout | None, parent_pid: int
+) -> None:
+    """Entry point of a worker process."""
+    _die_with_parent()
+    if os.getppid() != parent_pid:  # the parent died before the death signal was armed
+        return
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it closes workers
+    _single_thread_numerics()
+    import cloudpickle
+
+    worker = Worker(env_ids, cloudpickle.loads(env_fns_blob), conn)
+    try:
+        startup: Any = None
+        try:
+            for env_id in env_ids:
+                worker.build(env_id)
+            if layout is not None:
+                worker.handle(Command("attach", layout))
+            startup = worker.spaces()
+        except Exception as exc:  # a constructor failed: report it instead of the spaces
+            startup = EnvFailure.capture(env_ids[0], "build", exc)
+        conn.send_bytes(pickle.dumps(startup, protocol=pickle.HIGHEST_PROTOCOL))
+        if isinstance(startup, EnvFailure):
+            return
+        while True:
+            message = conn.recv_bytes()
+            if message == STEP:
+                conn.send_bytes(worker.step())
+                continue
+            command = pickle.loads(message)
+            if command.name == "close":
+                break
+            try:
+                result: Any = worker.handle(command)
+            except Exception as exc:  # a method call or seed failed: report, keep serving
+                result = EnvFailure.capture(env_ids[0], command.name, exc)
+            conn.send_bytes(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
+    except (EOFError, BrokenPipeError, ConnectionResetError, KeyboardInterrupt):
+        pass
+    finally:
+        worker.close()
+        with contextlib.suppress(Exception):
+            conn.close()
