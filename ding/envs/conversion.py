@@ -44,17 +44,21 @@ def reward_converter(space: spaces.Space[Any]) -> Converter:
 
 
 def action_converter(space: spaces.Space[Any], owner: str = "env") -> Converter:
-    """Return a function validating an agent's action for ``space`` and casting it for the simulator."""
+    """Return a function validating an agent's action for ``space`` and casting it for the simulator.
+
+    Error messages start with ``"<owner>: "`` (nothing when ``owner`` is empty).
+    """
+    owner = f"{owner}: " if owner else ""
     if isinstance(space, spaces.Discrete):
         low, high = int(space.start), int(space.start + space.n)
 
         def discrete(action: Any) -> int:
             arr = np.asarray(action)
             if arr.size != 1 or arr.dtype.kind not in "iub":
-                raise TypeError(f"{owner}: action {action!r} is not a single integer; expected one of {space}")
+                raise TypeError(f"{owner}action {action!r} is not a single integer; expected one of {space}")
             value = int(arr.reshape(()))
             if not low <= value < high:
-                raise ValueError(f"{owner}: action {value} is out of range for {space} (accepted {low}..{high - 1})")
+                raise ValueError(f"{owner}action {value} is out of range for {space} (accepted {low}..{high - 1})")
             return value
 
         return discrete
@@ -64,10 +68,10 @@ def action_converter(space: spaces.Space[Any], owner: str = "env") -> Converter:
         def array(action: Any) -> np.ndarray:
             arr = np.asarray(action)
             if dtype.kind in "iu" and arr.dtype.kind == "f":
-                raise TypeError(f"{owner}: action {action!r} has dtype {arr.dtype}; {space} takes integers")
+                raise TypeError(f"{owner}action {action!r} has dtype {arr.dtype}; {space} takes integers")
             if arr.shape != shape:
                 if arr.size != int(np.prod(shape)):
-                    raise ValueError(f"{owner}: action of shape {arr.shape} does not fit {space} (shape {shape})")
+                    raise ValueError(f"{owner}action of shape {arr.shape} does not fit {space} (shape {shape})")
                 arr = arr.reshape(shape)
             return arr.astype(dtype, copy=False)
 

@@ -42,6 +42,23 @@ CONTEXTS = ("fork", "spawn", "forkserver")
 
 
 @dataclasses.dataclass(frozen=True)
+class BatchTimestep:
+    """One step of every env as arrays with a leading env axis (what vectorized trainers consume).
+
+    ``obs`` holds each env's next observation: the new episode's first one where an episode ended
+    and the env was reset; ``final_obs`` maps the env ids whose episode ended to its last one.
+    """
+
+    obs: Any
+    reward: np.ndarray
+    done: np.ndarray
+    terminated: np.ndarray
+    truncated: np.ndarray
+    info: list[dict[str, Any]]
+    final_obs: dict[int, Any]
+
+
+@dataclasses.dataclass(frozen=True)
 class ObsBatch:
     """Observations of several envs stacked on a leading axis, with the env id of each row."""
 
@@ -224,7 +241,7 @@ class BaseEnvManager:
             raise EnvManagerError(f"{type(self).__name__} is already launched")
         self._create_envs()
         self._launched = True
-        self._action_check = action_converter(self.action_space, owner="env manager")
+        self._action_check = action_converter(self.action_space, owner="")
         self.reset(reset_param)
 
     def reset(self, reset_param: Mapping[int, Mapping[str, Any]] | None = None) -> None:
@@ -244,6 +261,38 @@ class BaseEnvManager:
         for env_id, timestep in timesteps.items():
             self._after_step(env_id, timestep)
         return timesteps
+
+    def step_batch(self, actions: Any) -> BatchTimestep:
+        """Step every env with ``actions[env_id]`` (an array or sequence with one row per env).
+
+        Every env must be waiting for an action. Equivalent to ``step({i: actions[i] ...})`` with the
+        results stacked; subprocess managers do it without per-env messages.
+        """
+        self._check_launched()
+        self._require_all_ready()
+        if len(actions) != self._env_num:
+            raise ValueError(f"step_batch() got {len(actions)} actions for {self._env_num} envs")
+        return self._batch_from(self.step({i: actions[i] for i in range(self._env_num)}))
+
+    def _require_all_ready(self) -> None:
+        if len(self._ready_obs) != self._env_num:
+            raise EnvManagerError(
+                f"step_batch needs every env waiting for an action; ready: {self.ready_obs_id}, "
+                f"states: {self._state_summary()}"
+            )
+
+    def _batch_from(self, timesteps: Mapping[int, BaseEnvTimestep]) -> BatchTimestep:
+        ids = range(self._env_num)
+        ready = self._ready_obs
+        return BatchTimestep(
+            obs=stack_obs([ready[i] if i in ready else timesteps[i].obs for i in ids]),
+            reward=np.stack([np.asarray(timesteps[i].reward) for i in ids]),
+            done=np.array([timesteps[i].done for i in ids], dtype=bool),
+            terminated=np.array([timesteps[i].terminated for i in ids], dtype=bool),
+            truncated=np.array([timesteps[i].truncated for i in ids], dtype=bool),
+            info=[timesteps[i].info for i in ids],
+            final_obs={i: ts.obs for i, ts in timesteps.items() if ts.done},
+        )
 
     def seed(self, seed: int | Sequence[int] | Mapping[int, int], dynamic_seed: bool = True) -> None:
         """Seed envs: an int seeds env i with ``seed + i``; a list or dict gives seeds explicitly.

@@ -27,8 +27,9 @@ from typing import Any
 
 import cloudpickle
 import numpy as np
+from gymnasium import spaces
 
-from ding.envs.env_manager.base_manager import BaseEnvManager, ObsBatch
+from ding.envs.env_manager.base_manager import BaseEnvManager, BatchTimestep, ObsBatch
 from ding.envs.env_manager.shm import (
     CONTROL_RESET_ON_DONE,
     CONTROL_STEP,
@@ -40,6 +41,7 @@ from ding.envs.env_manager.shm import (
     SharedBuffers,
     build_tree,
 )
+from ding.envs.env_manager.spin import SpinBudget, spin_until
 from ding.envs.env_manager.state import EnvState
 from ding.envs.env_manager.worker import OK, STEP, Command, EnvFailure, StepReply, worker_main
 from ding.envs.spaces import EnvSpaces
@@ -72,6 +74,14 @@ class WorkerFault:
     error: EnvManagerError
 
 
+def _copy_tree(tree: Any) -> Any:
+    if isinstance(tree, dict):
+        return {key: _copy_tree(value) for key, value in tree.items()}
+    if isinstance(tree, tuple):
+        return tuple(_copy_tree(value) for value in tree)
+    return tree.copy()
+
+
 def _failure_error(failure: EnvFailure) -> EnvStepError:
     return EnvStepError(failure.env_id, failure.operation, failure.exc_type, failure.message, failure.traceback_text)
 
@@ -102,6 +112,7 @@ class SyncSubprocessEnvManager(BaseEnvManager):
         self._layout: BufferLayout | None = None
         self._buffers: SharedBuffers | None = None
         self._blobs = [cloudpickle.dumps([self._env_fns[i] for i in group]) for group in self._groups]
+        self._spin = SpinBudget()
 
     @property
     def worker_pids(self) -> list[int | None]:
@@ -205,9 +216,31 @@ class SyncSubprocessEnvManager(BaseEnvManager):
             self._buffers = None
 
     # ----- messaging -----------------------------------------------------------------------------
-    def _collect(self, workers: Sequence[int], timeout: float | None) -> dict[int, bytes | WorkerFault]:
+    def _spin_collect(self, workers: Sequence[int], results: dict[int, bytes | WorkerFault]) -> None:
+        """Poll the workers' pipes for a short adaptive window before blocking (step replies only)."""
+        pending = {w: self._workers[w].conn for w in workers}  # type: ignore[union-attr]
+
+        def poll() -> bool:
+            for w, conn in list(pending.items()):
+                if conn.poll():
+                    try:
+                        results[w] = conn.recv_bytes()
+                    except (EOFError, OSError):
+                        return True  # a dead worker: the blocking path reports it
+                    del pending[w]
+            return not pending
+
+        spin_until(poll, self._spin.window())
+
+    def _collect(
+        self, workers: Sequence[int], timeout: float | None, spin: bool = False
+    ) -> dict[int, bytes | WorkerFault]:
         """Wait for one reply from each worker; a dead or silent worker yields a :class:`WorkerFault`."""
         results: dict[int, bytes | WorkerFault] = {}
+        started = time.perf_counter()
+        if spin:
+            self._spin_collect(workers, results)
+            workers = [w for w in workers if w not in results]
         waiting: dict[Any, int] = {}
         for w in workers:
             handle = self._workers[w]
@@ -242,6 +275,8 @@ class SyncSubprocessEnvManager(BaseEnvManager):
                     code = handle.process.exitcode
                     results[w] = WorkerFault(w, WorkerDiedError(f"{handle.describe()} died (exit code {code})"))
                 waiting = {k: v for k, v in waiting.items() if v != w}
+        if spin:
+            self._spin.observe(time.perf_counter() - started)
         return results
 
     def _send(self, w: int, message: bytes) -> WorkerFault | None:
@@ -291,6 +326,86 @@ class SyncSubprocessEnvManager(BaseEnvManager):
         return ObsBatch(np.asarray(ids), build_tree(self.observation_space, lambda p: by_path[p][index]))
 
     # ----- stepping ------------------------------------------------------------------------------
+    def step_batch(self, actions: Any) -> BatchTimestep:
+        """Step every env at once: actions go to shared memory in one copy, one wake-up per worker."""
+        self._check_launched()
+        buffers = self._buffers
+        assert buffers is not None
+        if buffers.action is None:
+            return super().step_batch(actions)
+        self._require_all_ready()
+        checked = self._check_batch_actions(actions)
+        buffers.action[...] = checked
+        control = buffers.control
+        control[:, CONTROL_STEP] = 1
+        control[:, CONTROL_RESET_ON_DONE] = self._reset_on_done_mask()
+        faults: dict[int, bytes | WorkerFault] = {}
+        for w in range(len(self._groups)):
+            fault = self._send(w, STEP)
+            if fault is not None:
+                faults[w] = fault
+        sent = [w for w in range(len(self._groups)) if w not in faults]
+        replies = {**faults, **self._collect(sent, self._cfg.step_timeout, spin=True)}
+        infos: dict[int, dict[str, Any]] = {}
+        for reply in replies.values():
+            if reply == OK:
+                continue
+            result = reply if isinstance(reply, WorkerFault) else pickle.loads(reply)
+            if isinstance(result, WorkerFault) or result.failures:  # rare: the per-env path handles faults
+                timesteps = self._gather(dict(enumerate(checked)), replies)
+                for env_id, timestep in timesteps.items():
+                    self._after_step(env_id, timestep)
+                return self._batch_from(timesteps)
+            infos.update(result.infos)
+        flags = buffers.flags
+        done = flags[:, FLAG_DONE].copy()
+        final_obs = {}
+        for env_id in np.flatnonzero(done).tolist():
+            timestep = self._timestep(env_id, infos.get(env_id, {}))
+            final_obs[env_id] = timestep.obs
+            self._after_step(env_id, timestep)
+        for env_id in np.flatnonzero(~done).tolist():
+            self._ready_obs[env_id] = self._read_obs(buffers.ready, env_id)
+        batch = self.ready_obs_batch().obs if len(self._ready_obs) == self._env_num else None
+        if batch is None:
+            by_path = dict(zip(self._layout.obs_paths, buffers.ready, strict=True))  # type: ignore[union-attr]
+            batch = build_tree(self.observation_space, lambda p: by_path[p])
+        copy = self._cfg.copy_on_get
+        return BatchTimestep(
+            obs=_copy_tree(batch) if copy else batch,
+            reward=buffers.reward.copy(),
+            done=done,
+            terminated=flags[:, FLAG_TERMINATED].copy(),
+            truncated=flags[:, FLAG_TRUNCATED].copy(),
+            info=[infos.get(i, {}) for i in range(self._env_num)],
+            final_obs=final_obs,
+        )
+
+    def _check_batch_actions(self, actions: Any) -> np.ndarray:
+        space = self.action_space
+        arr = np.asarray(actions)
+        assert self._buffers is not None and self._buffers.action is not None
+        expected = self._buffers.action.shape
+        if arr.shape != expected:
+            if arr.size != int(np.prod(expected)):
+                raise ValueError(f"step_batch() actions have shape {arr.shape}; expected {expected} for {space}")
+            arr = arr.reshape(expected)
+        if isinstance(space, spaces.Discrete):
+            if arr.dtype.kind not in "iub":
+                raise TypeError(f"step_batch() actions have dtype {arr.dtype}; {space} takes integers")
+            bad = np.flatnonzero((arr < space.start) | (arr >= space.start + space.n))
+            if bad.size:
+                env_id = int(bad[0])
+                raise ValueError(f"env {env_id}: action {arr[env_id]} is out of range for {space}")
+        elif np.dtype(space.dtype).kind in "iu" and arr.dtype.kind == "f":
+            raise TypeError(f"step_batch() actions have dtype {arr.dtype}; {space} takes integers")
+        return arr
+
+    def _reset_on_done_mask(self) -> np.ndarray:
+        if not self._cfg.auto_reset:
+            return np.zeros(self._env_num, dtype=np.int64)
+        return (np.asarray(self._episode_count) + 1 < self._cfg.episode_num).astype(np.int64)
+
     def _reset_on_done(self, env_id: int) -> bool:
         return bool(self._cfg.auto_reset) and self._episode_count[env_id] + 1 < self._cfg.episode_num
 
@@ -323,7 +438,7 @@ class SyncSubprocessEnvManager(BaseEnvManager):
 
     def _step_envs(self, actions: Mapping[int, Any]) -> dict[int, BaseEnvTimestep]:
         sent, faults = self._dispatch_step(actions)
-        replies: dict[int, bytes | WorkerFault] = {**faults, **self._collect(sent, self._cfg.step_timeout)}
+        replies: dict[int, bytes | WorkerFault] = {**faults, **self._collect(sent, self._cfg.step_timeout, spin=True)}
         return self._gather(actions, replies)
 
     def _gather(

@@ -20,6 +20,7 @@ import os
 import pickle
 import signal
 import sys
+import time
 import traceback
 from collections.abc import Callable
 from multiprocessing.connection import Connection
@@ -35,6 +36,7 @@ from ding.envs.env_manager.shm import (
     BufferLayout,
     SharedBuffers,
 )
+from ding.envs.env_manager.spin import SpinBudget, spin_until
 from ding.envs.spaces import EnvSpaces
 
 STEP = b"S"
@@ -243,9 +245,13 @@ def worker_main(
         conn.send_bytes(pickle.dumps(startup, protocol=pickle.HIGHEST_PROTOCOL))
         if isinstance(startup, EnvFailure):
             return
+        budget = SpinBudget()
         while True:
+            idle_since = time.perf_counter()
+            spin_until(conn.poll, budget.window())
             message = conn.recv_bytes()
             if message == STEP:
+                budget.observe(time.perf_counter() - idle_since)
                 conn.send_bytes(worker.step())
                 continue
             command = pickle.loads(message)
