@@ -5,6 +5,9 @@ Tuple observations) get two buffers: ``ready`` (what each env waits to be acted 
 (an episode's last observation, returned in its timestep while ``ready`` already holds the next
 episode's first one). Rewards, end flags, actions and per-env control words have one each.
 
+With ``shared=False`` every process keeps private arrays of the same layout and the rows of a
+step travel pickled through the worker's pipe (the ``shared_memory=False`` setting).
+
 Segments are named ``ding_<pid>_<token>_<n>`` and registered with multiprocessing's resource
 tracker, which unlinks them even if the owning process is killed.
 """
@@ -116,9 +119,10 @@ class BufferLayout:
     flags: ArraySpec
     action: ArraySpec | None
     control: ArraySpec
+    shared: bool = True
 
     @classmethod
-    def plan(cls, env_spaces: EnvSpaces, env_num: int) -> BufferLayout:
+    def plan(cls, env_spaces: EnvSpaces, env_num: int, shared: bool = True) -> BufferLayout:
         token = f"ding_{os.getpid()}_{secrets.token_hex(4)}"
         counter = iter(range(1_000_000))
 
@@ -136,6 +140,7 @@ class BufferLayout:
             flags=spec((4,), np.bool_),
             action=spec(action[0], action[1]) if action is not None else None,
             control=spec((2,), np.int64),
+            shared=shared,
         )
 
     def all_specs(self) -> list[ArraySpec]:
@@ -169,6 +174,8 @@ class SharedBuffers:
             raise
 
     def _attach(self, spec: ArraySpec, create: bool) -> np.ndarray:
+        if not self.layout.shared:  # each process keeps a private copy; rows travel through the pipe
+            return np.zeros(spec.shape, dtype=np.dtype(spec.dtype))
         shared = SharedArray(spec, create)
         self._arrays.append(shared)
         return shared.array
@@ -180,6 +187,27 @@ class SharedBuffers:
             return
         for buffer, path in zip(target, paths, strict=True):
             buffer[env_id] = get_path(obs, path)
+
+    def rows(self, rows: slice) -> tuple[Any, ...]:
+        """Copies of the result rows of some envs (for private buffers, which do not share memory)."""
+        return (
+            [a[rows].copy() for a in self.ready],
+            [a[rows].copy() for a in self.final],
+            self.reward[rows].copy(),
+            self.flags[rows].copy(),
+        )
+
+    def set_rows(self, rows: slice, values: tuple[Any, ...]) -> None:
+        ready, final, reward, flags = values
+        for target, value in zip(self.ready, ready, strict=True):
+            target[rows] = value
+        for target, value in zip(self.final, final, strict=True):
+            target[rows] = value
+        self.reward[rows] = reward
+        self.flags[rows] = flags
+
+    def all_specs(self) -> list[ArraySpec]:
+        return self.layout.all_specs() if self.layout.shared else []
 
     def close(self) -> None:
         for shared in self._arrays:

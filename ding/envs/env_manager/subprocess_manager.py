@@ -19,6 +19,7 @@ import multiprocessing
 import os
 import pickle
 import time
+import weakref
 from collections.abc import Mapping, Sequence
 from multiprocessing import connection
 from multiprocessing.connection import Connection
@@ -43,7 +44,7 @@ from ding.envs.env_manager.shm import (
 )
 from ding.envs.env_manager.spin import SpinBudget, spin_until
 from ding.envs.env_manager.state import EnvState
-from ding.envs.env_manager.worker import OK, STEP, Command, EnvFailure, StepReply, worker_main
+from ding.envs.env_manager.worker import OK, PRIVATE_STEP, STEP, Command, EnvFailure, StepReply, worker_main
 from ding.envs.spaces import EnvSpaces
 from ding.envs.timestep import BaseEnvTimestep
 from ding.errors import EnvManagerError, EnvSpecError, EnvStepError, WorkerDiedError, WorkerTimeoutError
@@ -82,6 +83,16 @@ def _copy_tree(tree: Any) -> Any:
     return tree.copy()
 
 
+def _release(workers: list[WorkerHandle | None], buffers: list[SharedBuffers]) -> None:
+    """Last-resort cleanup of a manager that was never closed: kill its workers, free its shared memory."""
+    for handle in workers:
+        if handle is not None and handle.process.is_alive():
+            handle.process.kill()
+            handle.process.join(1.0)
+    for shared in buffers:
+        shared.close()
+
+
 def _failure_error(failure: EnvFailure) -> EnvStepError:
     return EnvStepError(failure.env_id, failure.operation, failure.exc_type, failure.message, failure.traceback_text)
 
@@ -113,6 +124,9 @@ class SyncSubprocessEnvManager(BaseEnvManager):
         self._buffers: SharedBuffers | None = None
         self._blobs = [cloudpickle.dumps([self._env_fns[i] for i in group]) for group in self._groups]
         self._spin = SpinBudget()
+        self._owned_buffers: list[SharedBuffers] = []
+        # If the manager is dropped or the interpreter exits without close(), still stop workers and free memory.
+        weakref.finalize(self, _release, self._workers, self._owned_buffers)
 
     @property
     def worker_pids(self) -> list[int | None]:
@@ -121,7 +135,7 @@ class SyncSubprocessEnvManager(BaseEnvManager):
 
     @property
     def shared_memory_names(self) -> list[str]:
-        return [spec.name for spec in self._layout.all_specs()] if self._layout is not None else []
+        return [spec.name for spec in self._buffers.all_specs()] if self._buffers is not None else []
 
     # ----- worker lifecycle ----------------------------------------------------------------------
     def _create_envs(self) -> None:
@@ -151,8 +165,9 @@ class SyncSubprocessEnvManager(BaseEnvManager):
             self._apply_replay()
 
     def _allocate(self, env_spaces: EnvSpaces) -> None:
-        self._layout = BufferLayout.plan(env_spaces, self._env_num)
+        self._layout = BufferLayout.plan(env_spaces, self._env_num, shared=bool(self._cfg.shared_memory))
         self._buffers = SharedBuffers(self._layout, create=True)
+        self._owned_buffers.append(self._buffers)
 
     def _start_worker(self, w: int) -> None:
         parent_conn, child_conn = self._context.Pipe(duplex=True)
@@ -214,6 +229,7 @@ class SyncSubprocessEnvManager(BaseEnvManager):
         if self._buffers is not None:
             self._buffers.close()
             self._buffers = None
+            self._owned_buffers.clear()
 
     # ----- messaging -----------------------------------------------------------------------------
     def _spin_collect(self, workers: Sequence[int], results: dict[int, bytes | WorkerFault]) -> None:
@@ -341,16 +357,16 @@ class SyncSubprocessEnvManager(BaseEnvManager):
         control[:, CONTROL_RESET_ON_DONE] = self._reset_on_done_mask()
         faults: dict[int, bytes | WorkerFault] = {}
         for w in range(len(self._groups)):
-            fault = self._send(w, STEP)
+            fault = self._send(w, self._step_message(w))
             if fault is not None:
                 faults[w] = fault
         sent = [w for w in range(len(self._groups)) if w not in faults]
         replies = {**faults, **self._collect(sent, self._cfg.step_timeout, spin=True)}
         infos: dict[int, dict[str, Any]] = {}
-        for reply in replies.values():
+        for w, reply in replies.items():
             if reply == OK:
                 continue
-            result = reply if isinstance(reply, WorkerFault) else pickle.loads(reply)
+            result = reply if isinstance(reply, WorkerFault) else self._decode(w, reply)
             if isinstance(result, WorkerFault) or result.failures:  # rare: the per-env path handles faults
                 timesteps = self._gather(dict(enumerate(checked)), replies)
                 for env_id, timestep in timesteps.items():
@@ -431,10 +447,30 @@ class SyncSubprocessEnvManager(BaseEnvManager):
                 if isinstance(reply, WorkerFault):
                     faults[w] = reply
                     continue
-            fault = self._send(w, STEP)
+            fault = self._send(w, self._step_message(w))
             if fault is not None:
                 faults[w] = fault
         return [w for w in workers if w not in faults], faults
+
+    def _step_message(self, w: int) -> bytes:
+        """The wake-up byte, or with private buffers the byte plus this worker's control and action rows."""
+        buffers = self._buffers
+        assert buffers is not None
+        if buffers.layout.shared:
+            return STEP
+        rows = slice(self._groups[w][0], self._groups[w][-1] + 1)
+        actions = buffers.action[rows] if buffers.action is not None else None
+        return PRIVATE_STEP + pickle.dumps((buffers.control[rows], actions), protocol=pickle.HIGHEST_PROTOCOL)
+
+    def _decode(self, w: int, reply: bytes) -> StepReply:
+        """A worker's step or reset reply; with private buffers its result rows are copied in."""
+        if reply == OK:
+            return StepReply()
+        result: StepReply = pickle.loads(reply)
+        if result.rows is not None:
+            assert self._buffers is not None
+            self._buffers.set_rows(slice(self._groups[w][0], self._groups[w][-1] + 1), result.rows)
+        return result
 
     def _step_envs(self, actions: Mapping[int, Any]) -> dict[int, BaseEnvTimestep]:
         sent, faults = self._dispatch_step(actions)
@@ -450,7 +486,7 @@ class SyncSubprocessEnvManager(BaseEnvManager):
             if isinstance(reply, WorkerFault):
                 timesteps.update(self._worker_fault(w, reply, stepped))
                 continue
-            result = StepReply() if reply == OK else pickle.loads(reply)
+            result = self._decode(w, reply)
             for env_id in stepped:
                 failure = result.failures.get(env_id)
                 if failure is not None and failure.operation == "step":
@@ -518,7 +554,7 @@ class SyncSubprocessEnvManager(BaseEnvManager):
                     self._restart_worker(w)
                     retry.update(mine)
                     continue
-                result: StepReply = pickle.loads(reply)
+                result = self._decode(w, reply)
                 for env_id, kwargs in mine.items():
                     if env_id in result.failures:
                         self._recover(env_id, _failure_error(result.failures[env_id]))

@@ -26,6 +26,8 @@ from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
 
+import numpy as np
+
 from ding.envs.env_manager.shm import (
     CONTROL_RESET_ON_DONE,
     CONTROL_STEP,
@@ -40,6 +42,7 @@ from ding.envs.env_manager.spin import SpinBudget, spin_until
 from ding.envs.spaces import EnvSpaces
 
 STEP = b"S"
+PRIVATE_STEP = b"P"
 OK = b"k"
 _PR_SET_PDEATHSIG = 1
 
@@ -66,6 +69,7 @@ class StepReply:
 
     infos: dict[int, dict[str, Any]] = dataclasses.field(default_factory=dict)
     failures: dict[int, EnvFailure] = dataclasses.field(default_factory=dict)
+    rows: tuple[Any, ...] | None = None  # result rows, when buffers are private (not shared memory)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -104,6 +108,7 @@ class Worker:
         self.seeds: dict[int, tuple[int, bool]] = {}
         self.replay: dict[int, str] = {}
         self.pickled_actions: dict[int, Any] = {}
+        self.rows = slice(min(env_ids), max(env_ids) + 1)
 
     # ----- env construction ----------------------------------------------------------------------
     def build(self, env_id: int) -> None:
@@ -157,7 +162,18 @@ class Worker:
                     reply.failures[env_id] = EnvFailure.capture(env_id, "reset", exc)
                     continue
                 row[FLAG_RESET] = True
+        if not buffers.layout.shared:
+            reply = reply or StepReply()
+            reply.rows = buffers.rows(self.rows)
         return OK if reply is None else pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
+
+    def receive_inputs(self, inputs: tuple[np.ndarray, np.ndarray | None]) -> None:
+        """Private buffers: take this step's control and action rows from the message."""
+        assert self.buffers is not None
+        control, actions = inputs
+        self.buffers.control[self.rows] = control
+        if actions is not None and self.buffers.action is not None:
+            self.buffers.action[self.rows] = actions
 
     # ----- control commands ----------------------------------------------------------------------
     def reset(self, params: dict[int, dict[str, Any]]) -> StepReply:
@@ -171,6 +187,8 @@ class Worker:
                 continue
             self.buffers.write_obs(self.buffers.ready, env_id, obs)
             self.buffers.flags[env_id] = False
+        if not self.buffers.layout.shared:
+            reply.rows = self.buffers.rows(self.rows)
         return reply
 
     def handle(self, command: Command) -> Any:
@@ -252,6 +270,10 @@ def worker_main(
             message = conn.recv_bytes()
             if message == STEP:
                 budget.observe(time.perf_counter() - idle_since)
+                conn.send_bytes(worker.step())
+                continue
+            if message[:1] == PRIVATE_STEP:
+                worker.receive_inputs(pickle.loads(message[1:]))
                 conn.send_bytes(worker.step())
                 continue
             command = pickle.loads(message)

@@ -23,12 +23,15 @@ from ding.envs.env_manager import BaseEnvManager, EnvState, create_env_manager
 from ding.errors import EnvManagerError, EnvStepError, WorkerDiedError, WorkerTimeoutError
 from tests.envs.env_manager.fault_envs import FaultyEnv
 
-SUBPROCESS_KINDS = [("subprocess", 1), ("subprocess", 2)]
+SUBPROCESS_KINDS = [("subprocess", 1), ("subprocess", 2), ("subprocess-private", 2)]
 ALL_KINDS = [("base", 1), *SUBPROCESS_KINDS]
 
 
 def make(kind: tuple[str, int], env_cfgs: list[dict[str, Any]], **cfg: Any) -> BaseEnvManager:
     manager_type, per_worker = kind
+    if manager_type == "subprocess-private":
+        manager_type = "subprocess"
+        cfg.setdefault("shared_memory", False)
     if manager_type != "base":
         cfg.setdefault("envs_per_worker", per_worker)
         cfg.setdefault("step_timeout", 5.0)

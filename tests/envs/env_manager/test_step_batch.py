@@ -13,7 +13,16 @@ from ding.errors import EnvManagerError
 from dizoo.classic_control.cartpole.envs import CartPoleEnv
 from dizoo.classic_control.pendulum.envs import PendulumEnv
 
-KINDS = [{"type": "base"}, {"type": "subprocess", "envs_per_worker": 2}, {"type": "subprocess", "envs_per_worker": 1}]
+KINDS = [
+    {"type": "base"},
+    {"type": "subprocess", "envs_per_worker": 2},
+    {"type": "subprocess", "envs_per_worker": 1},
+    {"type": "subprocess", "envs_per_worker": 2, "shared_memory": False},
+]
+
+
+def kind_id(cfg: dict[str, Any]) -> str:
+    return "-".join(str(v) for v in cfg.values())
 
 
 def cartpoles(cfg: dict[str, Any], n: int = 4) -> BaseEnvManager:
@@ -23,7 +32,7 @@ def cartpoles(cfg: dict[str, Any], n: int = 4) -> BaseEnvManager:
     return manager
 
 
-@pytest.mark.parametrize("cfg", KINDS, ids=lambda c: f"{c['type']}-{c.get('envs_per_worker', 1)}")
+@pytest.mark.parametrize("cfg", KINDS, ids=kind_id)
 def test_step_batch_equals_per_env_steps(cfg: dict[str, Any]) -> None:
     actions = np.random.default_rng(1).integers(0, 2, size=(40, 4))
     with cartpoles(cfg) as batched, cartpoles({"type": "base"}) as reference:
@@ -37,7 +46,9 @@ def test_step_batch_equals_per_env_steps(cfg: dict[str, Any]) -> None:
                 if ts.done:
                     episodes_ended += 1
                     np.testing.assert_array_equal(batch.final_obs[env_id], ts.obs)
-                    np.testing.assert_array_equal(batch.info[env_id]["eval_episode_return"], ts.info["eval_episode_return"])
+                    np.testing.assert_array_equal(
+                        batch.info[env_id]["eval_episode_return"], ts.info["eval_episode_return"]
+                    )
                     np.testing.assert_array_equal(batch.obs[env_id], reference.ready_obs[env_id])
                 else:
                     np.testing.assert_array_equal(batch.obs[env_id], ts.obs)
@@ -46,7 +57,7 @@ def test_step_batch_equals_per_env_steps(cfg: dict[str, Any]) -> None:
         np.testing.assert_array_equal(batched.ready_obs_batch().obs, reference.ready_obs_batch().obs)
 
 
-@pytest.mark.parametrize("cfg", KINDS, ids=lambda c: f"{c['type']}-{c.get('envs_per_worker', 1)}")
+@pytest.mark.parametrize("cfg", KINDS, ids=kind_id)
 def test_bad_batches_are_rejected_whole(cfg: dict[str, Any]) -> None:
     with cartpoles(cfg) as manager, cartpoles({"type": "base"}) as twin:
         with pytest.raises(ValueError, match=r"env 2: action 5 is out of range for Discrete\(2\)"):
@@ -76,3 +87,11 @@ def test_box_actions_batch() -> None:
         assert batch.reward.shape == (2, 1) and batch.obs.shape == (2, 3)
         with pytest.raises(ValueError, match=r"shape \(2, 2\); expected \(2, 1\)"):
             m.step_batch(np.zeros((2, 2), np.float32))
+
+
+def test_private_buffers_use_no_shared_memory() -> None:
+    cfg = {"type": "subprocess", "envs_per_worker": 2, "shared_memory": False}
+    with cartpoles(cfg) as manager, cartpoles({"type": "subprocess", "envs_per_worker": 2}) as shared:
+        assert manager.shared_memory_names == [] and shared.shared_memory_names
+        for _ in range(30):
+            np.testing.assert_array_equal(manager.step_batch([0, 1, 1, 0]).obs, shared.step_batch([0, 1, 1, 0]).obs)
