@@ -89,6 +89,7 @@ class DingEnvWrapper(BaseEnv):
         self._to_reward = reward_converter(self.reward_space)
         self._to_action = action_converter(self._env.action_space, owner=type(self).__name__)
         self._recorder: EpisodeVideoRecorder | None = None
+        self._rebuild_for_render = False
         self._closed = False
         if self._replay_path:
             self.enable_save_replay(self._replay_path)
@@ -154,6 +155,10 @@ class DingEnvWrapper(BaseEnv):
     def reset(self) -> Any:
         if self._closed:
             raise RuntimeError(f"{type(self).__name__} is closed")
+        if self._rebuild_for_render:
+            self._rebuild_for_render = False
+            self._env.close()
+            self._env = self._build(render=True)
         seed = self._next_episode_seed() if self._seed_api else None
         obs, _ = self._env.reset(seed=seed)
         if self._recorder is not None:
@@ -163,7 +168,7 @@ class DingEnvWrapper(BaseEnv):
 
     def step(self, action: Any) -> BaseEnvTimestep:
         obs, reward, terminated, truncated, info = self._env.step(self._to_action(action))
-        if self._recorder is not None:
+        if self._recorder is not None and self._env.render_mode == "rgb_array":
             self._recorder.add_frame(self._env.render())
             if terminated or truncated:
                 self._recorder.finish_episode()
@@ -197,8 +202,7 @@ class DingEnvWrapper(BaseEnv):
                 raise ValueError(
                     f"enable_save_replay needs render_mode='rgb_array'; the given env has {self._env.render_mode!r}"
                 )
-            self._env.close()
-            self._env = self._build(render=True)
+            self._rebuild_for_render = True  # at the next reset, so a running episode is not cut
         self._recorder = EpisodeVideoRecorder(replay_path)
 
     @property

@@ -4,6 +4,7 @@ from ding.envs.env_manager.async_manager import AsyncSubprocessEnvManager
 from ding.envs.env_manager.base_manager import BaseEnvManager, ObsBatch
 from ding.envs.env_manager.config import MANAGER_DEFAULT_CONFIGS, manager_default_config
 from ding.envs.env_manager.factory import ENV_MANAGER_REGISTRY, create_env_manager
+from ding.envs.env_manager.gym_vector import ManagerVectorEnv, make_vector_env
 from ding.envs.env_manager.state import EnvState
 from ding.envs.env_manager.subprocess_manager import SyncSubprocessEnvManager
 
@@ -13,8 +14,10 @@ __all__ = [
     "AsyncSubprocessEnvManager",
     "BaseEnvManager",
     "EnvState",
+    "ManagerVectorEnv",
     "ObsBatch",
     "SyncSubprocessEnvManager",
     "create_env_manager",
+    "make_vector_env",
     "manager_default_config",
 ]

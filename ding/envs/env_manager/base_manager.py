@@ -95,17 +95,25 @@ def stack_obs(items: Sequence[Any]) -> Any:
     return np.stack([np.asarray(item) for item in items])
 
 
+def _seed_value(value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(
+            f"{where} (the seed of env {where[5:-1]}) must be an int, got {value!r} ({type(value).__name__})"
+        )
+    return int(value)
+
+
 def expand_seeds(seed: int | Sequence[int] | Mapping[int, int], env_num: int) -> dict[int, int]:
     """Seeds per env id: an int gives ``seed + env_id``; a list gives one per env; a dict gives some envs theirs."""
     if isinstance(seed, Mapping):
         for env_id in seed:
             if not isinstance(env_id, int) or not 0 <= env_id < env_num:
                 raise ValueError(f"seed dict names env id {env_id!r}; accepted ids: 0..{env_num - 1}")
-        return {int(k): int(v) for k, v in seed.items()}
+        return {int(k): _seed_value(v, f"seed[{k}]") for k, v in seed.items()}
     if isinstance(seed, (list, tuple)):
         if len(seed) != env_num:
             raise ValueError(f"seed list has {len(seed)} entries for {env_num} envs")
-        return {i: int(s) for i, s in enumerate(seed)}
+        return {i: _seed_value(s, f"seed[{i}]") for i, s in enumerate(seed)}
     if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
         return {i: int(seed) + i for i in range(env_num)}
     raise TypeError(f"seed must be an int, a list of ints or a dict {{env_id: int}}, got {seed!r}")
@@ -335,8 +343,14 @@ class BaseEnvManager:
 
     def __getattr__(self, name: str) -> Callable[..., list[Any]]:
         """Fan a method call out to every env: ``manager.render()`` → ``[env.render() for env in envs]``."""
-        if name.startswith("_") or self.__dict__.get("_closed", True) or not self.__dict__.get("_launched", False):
-            raise AttributeError(f"{type(self).__name__} has no attribute {name!r} (env methods fan out once launched)")
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if self.__dict__.get("_closed", True):
+            raise AttributeError(f"{type(self).__name__} is closed: no env method {name!r} to fan out")
+        if not self.__dict__.get("_launched", False):
+            raise AttributeError(
+                f"{type(self).__name__} is not launched: env methods such as {name!r} fan out after launch()"
+            )
         return lambda *args, **kwargs: self._call_all(name, args, kwargs)
 
     # ----- checks --------------------------------------------------------------------------------
@@ -372,10 +386,6 @@ class BaseEnvManager:
         ready = self._ready_obs
         if not actions:
             raise ValueError(f"step() got no actions; ready env ids: {self.ready_obs_id}")
-        if len(actions) > len(ready):
-            raise ValueError(
-                f"step() got {len(actions)} actions for {len(ready)} ready envs; ready env ids: {self.ready_obs_id}"
-            )
         assert self._action_check is not None
         checked = {}
         for env_id, action in actions.items():

@@ -8,8 +8,8 @@ is the *new* episode's first one, and the ended episode's last observation and i
 step that did not end an episode is merged at the top level with ``_key`` masks. ding envs report
 no info on reset, so a reset leaves no top-level entries.
 
-The vector env runs episodes without end, as gymnasium expects: an env the manager leaves waiting
-after its episode (``auto_reset=False``, or ``episode_num`` reached) is reset within the same step.
+As gymnasium expects, envs play episode after episode: an env the manager leaves waiting after an
+episode (``auto_reset=False``, or ``episode_num`` reached) is reset by the adapter in the same step.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ from ding.envs.env_manager.async_manager import AsyncSubprocessEnvManager
 from ding.envs.env_manager.base_manager import BaseEnvManager
 from ding.envs.env_manager.env_fn import EnvFn
 from ding.envs.env_manager.factory import create_env_manager
-from ding.envs.timestep import BaseEnvTimestep
 from ding.errors import EnvManagerError
 
 _ARRAY_ACTIONS = (spaces.Discrete, spaces.Box, spaces.MultiDiscrete, spaces.MultiBinary)
@@ -52,10 +51,11 @@ class ManagerVectorEnv(VectorEnv[Any, Any, np.ndarray]):
 
     Args:
         manager: The env manager to drive.
-        copy: Return observations that stay valid after the next ``step``/``reset``. With ``False``
-            a subprocess manager's observations are views of its shared memory: the next call
-            overwrites them and they must not be read after ``close()``. Batches the manager
-            stacks afresh (the ``base`` manager) are never copied.
+        copy: Return observations that stay valid after the next ``step``/``reset``: views the
+            manager hands out (a subprocess manager's shared memory) are copied, arrays that own
+            their data (stacked or already copied by the manager) are not. With ``False`` such
+            views are returned as they are; the next call overwrites them and they must not be
+            read after ``close()``.
 
     Example:
         >>> from functools import partial
@@ -143,30 +143,25 @@ class ManagerVectorEnv(VectorEnv[Any, Any, np.ndarray]):
         Returns:
             Batched ``(observations, rewards, terminations, truncations, infos)``; rewards are float64.
         """
-        per_env = self._split_actions(actions)
+        rows = self._split_actions(actions)
         self._check_all_ready()
-        timesteps = self._manager.step(per_env)
-        missing = [i for i in range(self.num_envs) if i not in timesteps]
-        if missing:
-            raise EnvManagerError(f"the manager returned no timestep for envs {missing}; it must step every env")
-        rewards = np.empty(self.num_envs, dtype=np.float64)
-        terminations = np.zeros(self.num_envs, dtype=np.bool_)
-        truncations = np.zeros(self.num_envs, dtype=np.bool_)
+        batch = self._manager.step_batch(rows)
+        rewards = np.asarray(batch.reward, dtype=np.float64).reshape(self.num_envs)
         infos: dict[str, Any] = {}
-        for env_id in range(self.num_envs):
-            timestep: BaseEnvTimestep = timesteps[env_id]
-            rewards[env_id] = np.asarray(timestep.reward).item()
-            terminations[env_id] = bool(timestep.terminated)
-            truncations[env_id] = bool(timestep.truncated)
-            if timestep.done:
-                infos = self._add_info(infos, {"final_obs": timestep.obs, "final_info": dict(timestep.info)}, env_id)
-            elif timestep.info:
-                infos = self._add_info(infos, dict(timestep.info), env_id)
-        ready = set(self._manager.ready_obs_id)
-        waiting = [env_id for env_id in range(self.num_envs) if env_id not in ready]
-        if waiting:  # ended episodes the manager does not restart by itself
-            self._manager.reset({env_id: {} for env_id in waiting})
-        return self._observations(), rewards, terminations, truncations, infos
+        for env_id, info in enumerate(batch.info):
+            if batch.done[env_id]:
+                final_obs = _owned(batch.final_obs[env_id]) if self.copy else batch.final_obs[env_id]
+                final = {"final_obs": final_obs, "final_info": dict(info)}
+                infos = self._add_info(infos, final, env_id)
+            elif info:
+                infos = self._add_info(infos, dict(info), env_id)
+        if len(self._manager.ready_obs_id) == self.num_envs:
+            obs = _owned(batch.obs) if self.copy else batch.obs
+        else:  # ended episodes the manager does not restart by itself
+            ready = set(self._manager.ready_obs_id)
+            self._manager.reset({env_id: {} for env_id in range(self.num_envs) if env_id not in ready})
+            obs = self._observations()
+        return obs, rewards, np.asarray(batch.terminated), np.asarray(batch.truncated), infos
 
     def close_extras(self, **kwargs: Any) -> None:
         """Close the manager and its envs."""
@@ -211,8 +206,8 @@ class ManagerVectorEnv(VectorEnv[Any, Any, np.ndarray]):
             return {i: int(s) for i, s in enumerate(seed) if i in ids and s is not None}
         raise TypeError(f"seed must be an int, a list of ints (or None) per env, or None; got {seed!r}")
 
-    def _split_actions(self, actions: Any) -> dict[int, Any]:
-        """One action per env, from the batched ``actions``; the shape is checked here, each value by the manager."""
+    def _split_actions(self, actions: Any) -> Any:
+        """The actions as one row per env (an array, or a list for composite spaces); each value is checked later."""
         space = self.single_action_space
         if isinstance(space, _ARRAY_ACTIONS):
             batch = np.asarray(actions)
@@ -222,14 +217,14 @@ class ManagerVectorEnv(VectorEnv[Any, Any, np.ndarray]):
                     f"actions must have shape {expected} (num_envs={self.num_envs} rows of {space}), "
                     f"got shape {batch.shape}"
                 )
-            return {i: batch[i] for i in range(self.num_envs)}
+            return batch
         try:
             rows = list(iterate(self.action_space, actions))
         except (TypeError, ValueError, KeyError, IndexError) as err:
             raise ValueError(f"actions do not fit the batched action space {self.action_space}: {err}") from err
         if len(rows) != self.num_envs:
             raise ValueError(f"actions hold {len(rows)} rows for {self.num_envs} envs of {self.action_space}")
-        return dict(enumerate(rows))
+        return rows
 
     def _check_all_ready(self) -> None:
         if not self._manager.launched:

@@ -46,15 +46,24 @@ class ArraySpec:
         return max(1, int(np.prod(self.shape, dtype=np.int64)) * np.dtype(self.dtype).itemsize)
 
 
+class _Segment(shared_memory.SharedMemory):
+    """A segment whose mapping lives as long as any array using it (the base class unmaps on ``del``)."""
+
+    def __del__(self) -> None:
+        pass
+
+
 class SharedArray:
-    """A NumPy array backed by a named shared-memory segment."""
+    """A NumPy array backed by a named shared-memory segment.
+
+    Closing removes the segment's name (owner) and this object's hold on it; arrays a caller kept
+    stay readable, and the memory is returned once the last of them is gone.
+    """
 
     def __init__(self, spec: ArraySpec, create: bool) -> None:
         self.spec = spec
         self._owner = create
-        self._shm: shared_memory.SharedMemory | None = shared_memory.SharedMemory(
-            name=spec.name, create=create, size=spec.nbytes
-        )
+        self._shm: _Segment | None = _Segment(name=spec.name, create=create, size=spec.nbytes)
         buffer = self._shm.buf  # type: ignore[union-attr]
         self.array: np.ndarray = np.ndarray(spec.shape, dtype=np.dtype(spec.dtype), buffer=buffer)
         if create:
@@ -66,7 +75,8 @@ class SharedArray:
             return
         self.array = np.empty(0)
         shm, self._shm = self._shm, None
-        shm.close()
+        with contextlib.suppress(OSError):
+            os.close(shm._fd)  # type: ignore[attr-defined]  # the mapping does not need the descriptor
         if self._owner:
             with contextlib.suppress(FileNotFoundError):
                 shm.unlink()

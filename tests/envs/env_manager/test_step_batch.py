@@ -62,7 +62,7 @@ def test_bad_batches_are_rejected_whole(cfg: dict[str, Any]) -> None:
     with cartpoles(cfg) as manager, cartpoles({"type": "base"}) as twin:
         with pytest.raises(ValueError, match=r"env 2: action 5 is out of range for Discrete\(2\)"):
             manager.step_batch(np.array([0, 1, 5, 0]))
-        with pytest.raises(TypeError, match="takes integers|is not a single integer"):
+        with pytest.raises(TypeError, match=r"takes integers|is not a single integer"):
             manager.step_batch(np.array([0.0, 1.0, 0.5, 0.0]))
         with pytest.raises(ValueError, match=r"3 actions for 4 envs|shape \(3,\); expected \(4,\)"):
             manager.step_batch(np.array([0, 1, 1]))

@@ -1,0 +1,179 @@
+"""Shared-memory layouts come from declared spaces, before any worker starts; undeclared spaces are adopted.
+
+Envs whose constructors refuse to run in the test process prove that the parent never builds an
+env to learn its spaces.
+"""
+
+from __future__ import annotations
+
+import collections
+import multiprocessing
+import os
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Any
+
+import numpy as np
+import pytest
+from gymnasium import spaces
+
+from ding.envs.env_manager import BaseEnvManager
+from ding.envs.env_manager.shm import BufferLayout
+from ding.errors import EnvManagerError, EnvSpecError
+from dizoo.classic_control.cartpole.envs import CartPoleEnv
+from dizoo.classic_control.pendulum.envs import PendulumEnv
+from tests.envs.env_manager.conftest import SUBPROCESS_KINDS, MakeManager, make_manager
+from tests.envs.env_manager.envs import (
+    DictObsEnv,
+    GuardedDictObsEnv,
+    TupleObsEnv,
+    assert_same_trajectories,
+    assert_tree_equal,
+    pid_alive,
+    play,
+    shm_exists,
+    table_policy,
+    tree_row,
+)
+
+
+def run(manager: BaseEnvManager, seed: int = 0) -> Any:
+    """Seed, launch and play ``manager`` to the end with the fixed per-env action tables."""
+    manager.seed(seed)
+    manager.launch()
+    return play(manager, table_policy(manager.action_space.n))  # type: ignore[attr-defined]
+
+
+def serial(env_fns: Sequence[Callable[[], Any]], seed: int, **cfg: Any) -> Any:
+    """Trajectories of the serial manager over ``env_fns``."""
+    with make_manager("base", env_fns, **cfg) as manager:
+        return run(manager, seed)
+
+
+def segment_sizes(names: list[str]) -> collections.Counter[int]:
+    return collections.Counter(os.stat(os.path.join("/dev/shm", name)).st_size for name in names)
+
+
+# ---------------------------------------------------------------------------------------------
+# Planning from declared spaces
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", [*SUBPROCESS_KINDS, "spawn"])
+def test_parent_never_builds_an_env_to_plan_shared_memory(kind: str, new_manager: MakeManager) -> None:
+    guarded = [partial(GuardedDictObsEnv, cfg={"forbidden_pid": os.getpid()})] * 3
+    with pytest.raises(RuntimeError, match=f"built in process {os.getpid()}"):  # the guard does fire here
+        make_manager("base", guarded).launch()
+
+    manager = new_manager(kind, guarded, episode_num=1)
+    declared = DictObsEnv.spaces_from_config({})
+    assert manager.observation_space == declared.observation  # known before launch, from the config alone
+    assert manager.action_space == declared.action
+    assert manager.shared_memory_names == []  # nothing is allocated before launch
+    actual = run(manager, seed=8)
+
+    names = manager.shared_memory_names
+    assert names and all(shm_exists(name) for name in names)
+    per_leaf = collections.Counter({3 * 5 * 7 * 3 * 4: 2, 3 * 2 * 4: 4})  # image, pos, vel: ready + final, float32
+    assert not per_leaf - segment_sizes(names), f"observation leaves missing from {segment_sizes(names)}"
+    assert os.getpid() not in manager.env_pid()
+    expected = serial([partial(DictObsEnv, cfg={})] * 3, seed=8, episode_num=1)
+    assert_same_trajectories(actual, expected)
+
+
+def test_dict_observation_layout() -> None:
+    layout = BufferLayout.plan(DictObsEnv.spaces_from_config({}), env_num=4)
+    assert layout.obs_paths == (("image",), ("state", "pos"), ("state", "vel"))
+    assert [(s.shape, np.dtype(s.dtype)) for s in layout.ready] == [
+        ((4, 5, 7, 3), np.float32),
+        ((4, 2), np.float32),
+        ((4, 2), np.float32),
+    ]
+    assert [(s.shape, s.dtype) for s in layout.final] == [(s.shape, s.dtype) for s in layout.ready]
+    assert layout.action is not None and layout.action.shape == (4,) and np.dtype(layout.action.dtype) == np.int64
+    assert layout.reward.shape == (4, 1) and np.dtype(layout.reward.dtype) == np.float32
+    names = [spec.name for spec in layout.all_specs()]
+    assert len(set(names)) == len(names) and all(name.startswith(f"ding_{os.getpid()}_") for name in names)
+
+
+def test_tuple_observation_and_box_action_layout() -> None:
+    layout = BufferLayout.plan(TupleObsEnv.spaces_from_config({}), env_num=3)
+    assert layout.obs_paths == ((0,), (1,))
+    assert [(s.shape, np.dtype(s.dtype)) for s in layout.ready] == [((3, 2), np.float32), ((3,), np.int64)]
+    box = BufferLayout.plan(PendulumEnv.spaces_from_config({}), env_num=2)
+    assert box.obs_paths == ((),)
+    assert box.action is not None and box.action.shape == (2, 1) and np.dtype(box.action.dtype) == np.float32
+
+
+def test_tuple_observations_match_the_serial_manager(manager_kind: str, new_manager: MakeManager) -> None:
+    fns = [partial(TupleObsEnv, cfg={})] * 3
+    expected = serial(fns, seed=4, episode_num=2)
+    manager = new_manager(manager_kind, fns, episode_num=2)
+    manager.seed(4)
+    manager.launch()
+    batch = manager.ready_obs_batch()
+    assert isinstance(batch.obs, tuple) and len(batch.obs) == 2
+    assert batch.obs[0].shape == (3, 2) and batch.obs[0].dtype == np.float32
+    assert batch.obs[1].shape == (3,) and batch.obs[1].dtype == np.int64
+    for row, env_id in enumerate(batch.env_ids):
+        assert_tree_equal(tree_row(batch.obs, row), manager.ready_obs[int(env_id)], f"row {row}")
+    assert_same_trajectories(play(manager, table_policy(2)), expected)
+
+
+def test_constructors_declaring_different_spaces_are_rejected(manager_kind: str) -> None:
+    with pytest.raises(EnvSpecError, match=r"env 1 declares spaces .*Box.*, but env 0 declares .*Discrete\(2\)"):
+        make_manager(manager_kind, [partial(CartPoleEnv, cfg={}), partial(PendulumEnv, cfg={})])
+
+
+# ---------------------------------------------------------------------------------------------
+# Constructors that declare nothing
+# ---------------------------------------------------------------------------------------------
+
+UNDECLARED: dict[str, tuple[Callable[[], Any], Callable[[], Any]]] = {
+    "cartpole": (lambda: CartPoleEnv({}), partial(CartPoleEnv, cfg={})),
+    "dict_obs": (lambda: DictObsEnv({}), partial(DictObsEnv, cfg={})),
+}
+"""A plain callable (spaces unknown until built) and the equivalent declaring constructor."""
+
+
+@pytest.mark.parametrize("env", sorted(UNDECLARED))
+def test_undeclared_spaces_are_adopted_from_the_built_envs(
+    env: str, manager_kind: str, new_manager: MakeManager
+) -> None:
+    plain, declaring = UNDECLARED[env]
+    manager = new_manager(manager_kind, [plain] * 3, episode_num=2)
+    with pytest.raises(EnvManagerError, match=r"not declared by their constructors; they are known after launch\(\)"):
+        _ = manager.observation_space
+    assert getattr(manager, "shared_memory_names", []) == []
+    actual = run(manager, seed=6)
+    declared = declaring.func.spaces_from_config({})  # type: ignore[attr-defined]
+    assert (manager.observation_space, manager.action_space, manager.reward_space) == tuple(declared)
+    if manager_kind in SUBPROCESS_KINDS:
+        assert manager.shared_memory_names and all(shm_exists(name) for name in manager.shared_memory_names)
+    assert_same_trajectories(actual, serial([declaring] * 3, seed=6, episode_num=2))
+
+
+@pytest.mark.parametrize("kind", SUBPROCESS_KINDS)
+def test_built_envs_that_disagree_fail_launch_and_leave_nothing(kind: str) -> None:
+    before = {p.pid for p in multiprocessing.active_children()}
+    manager = make_manager(kind, [lambda: CartPoleEnv({}), lambda: PendulumEnv({})])
+    with pytest.raises(EnvSpecError, match=r"env 1 was built with spaces .*Box\(-1\.0, 1\.0, \(1,\), float32\)"):
+        manager.launch()
+    assert manager.closed
+    assert not any(pid_alive(pid) for pid in manager.worker_pids)
+    assert {p.pid for p in multiprocessing.active_children()} <= before
+    assert not any(shm_exists(name) for name in manager.shared_memory_names)
+
+
+def test_base_manager_also_checks_built_spaces() -> None:
+    manager = make_manager("base", [lambda: CartPoleEnv({}), lambda: PendulumEnv({})])
+    with pytest.raises(EnvSpecError, match=r"env 1 has spaces .*, but the batch declares"):
+        manager.launch()
+    manager.close()
+
+
+def test_box_observation_space_is_a_single_leaf() -> None:
+    space = CartPoleEnv.spaces_from_config({}).observation
+    assert isinstance(space, spaces.Box)
+    layout = BufferLayout.plan(CartPoleEnv.spaces_from_config({}), env_num=5)
+    assert layout.obs_paths == ((),) and layout.ready[0].shape == (5, 4)
