@@ -53,6 +53,8 @@ def action_converter(space: spaces.Space[Any], owner: str = "env") -> Converter:
         low, high = int(space.start), int(space.start + space.n)
 
         def discrete(action: Any) -> int:
+            if type(action) is int and low <= action < high:  # the common case, without NumPy
+                return action
             arr = np.asarray(action)
             if arr.size != 1 or arr.dtype.kind not in "iub":
                 raise TypeError(f"{owner}action {action!r} is not a single integer; expected one of {space}")

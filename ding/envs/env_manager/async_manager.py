@@ -143,7 +143,7 @@ class AsyncSubprocessEnvManager(SyncSubprocessEnvManager):
                         self._states[env_id] = EnvState.RESET
 
     def close(self) -> None:
-        self._in_flight.clear() if hasattr(self, "_in_flight") else None
+        getattr(self, "_in_flight", {}).clear()
         super().close()
 
     def ready_obs_batch(self):  # type: ignore[no-untyped-def]

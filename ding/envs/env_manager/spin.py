@@ -15,6 +15,18 @@ SPIN_LIMIT = 300e-6
 """Longest spin window in seconds; waits typically longer than this block at once."""
 
 
+def free_core_for_spinning(workers: int) -> bool:
+    """True when ``workers`` busy workers still leave a core free, so a spinning process steals nothing.
+
+    With every core taken by a worker, spinning would slow the very workers being waited for.
+    """
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cores = os.cpu_count() or 1
+    return workers < cores
+
+
 class SpinBudget:
     """Tracks typical wait times and gives the spin window to use next.
 
@@ -26,6 +38,7 @@ class SpinBudget:
     """
 
     def __init__(self, limit: float = SPIN_LIMIT) -> None:
+        """``limit`` 0 turns spinning off."""
         self.limit = limit
         self.typical = limit / 2
 

@@ -42,7 +42,7 @@ from ding.envs.env_manager.shm import (
     SharedBuffers,
     build_tree,
 )
-from ding.envs.env_manager.spin import SpinBudget, spin_until
+from ding.envs.env_manager.spin import SPIN_LIMIT, SpinBudget, free_core_for_spinning, spin_until
 from ding.envs.env_manager.state import EnvState
 from ding.envs.env_manager.worker import OK, PRIVATE_STEP, STEP, Command, EnvFailure, StepReply, worker_main
 from ding.envs.spaces import EnvSpaces
@@ -123,7 +123,8 @@ class SyncSubprocessEnvManager(BaseEnvManager):
         self._layout: BufferLayout | None = None
         self._buffers: SharedBuffers | None = None
         self._blobs = [cloudpickle.dumps([self._env_fns[i] for i in group]) for group in self._groups]
-        self._spin = SpinBudget()
+        spin_limit = SPIN_LIMIT if free_core_for_spinning(len(self._groups)) else 0.0
+        self._spin = SpinBudget(spin_limit)
         self._owned_buffers: list[SharedBuffers] = []
         # If the manager is dropped or the interpreter exits without close(), still stop workers and free memory.
         weakref.finalize(self, _release, self._workers, self._owned_buffers)
@@ -173,7 +174,7 @@ class SyncSubprocessEnvManager(BaseEnvManager):
         parent_conn, child_conn = self._context.Pipe(duplex=True)
         process = self._context.Process(
             target=worker_main,
-            args=(self._groups[w], self._blobs[w], child_conn, self._layout, os.getpid()),
+            args=(self._groups[w], self._blobs[w], child_conn, self._layout, os.getpid(), self._spin.limit),
             name=f"ding-env-worker-{w}",
             daemon=True,
         )
@@ -487,6 +488,9 @@ class SyncSubprocessEnvManager(BaseEnvManager):
                 timesteps.update(self._worker_fault(w, reply, stepped))
                 continue
             result = self._decode(w, reply)
+            if not result.failures and self._cfg.copy_on_get:
+                timesteps.update(self._timesteps(stepped, result.infos))
+                continue
             for env_id in stepped:
                 failure = result.failures.get(env_id)
                 if failure is not None and failure.operation == "step":
@@ -496,6 +500,25 @@ class SyncSubprocessEnvManager(BaseEnvManager):
                 if failure is not None:  # the step finished its episode but the automatic reset failed
                     self._recover(env_id, _failure_error(failure))
         return timesteps
+
+    def _timesteps(self, env_ids: list[int], infos: Mapping[int, dict[str, Any]]) -> dict[int, BaseEnvTimestep]:
+        """Timesteps of several envs read with one copy per buffer (the per-step hot path)."""
+        buffers, layout = self._buffers, self._layout
+        assert buffers is not None and layout is not None
+        flags = buffers.flags[env_ids].tolist()
+        rewards = buffers.reward[env_ids]
+        if len(layout.obs_paths) != 1 or layout.obs_paths[0]:
+            return {env_id: self._timestep(env_id, infos.get(env_id, {})) for env_id in env_ids}
+        ready = buffers.ready[0][env_ids]
+        final = buffers.final[0][env_ids] if any(row[FLAG_DONE] for row in flags) else ready
+        out = {}
+        for j, env_id in enumerate(env_ids):
+            done, terminated, truncated, _ = flags[j]
+            obs = final[j] if done else ready[j]
+            out[env_id] = BaseEnvTimestep(
+                obs, rewards[j], done, infos.get(env_id, {}), terminated=terminated, truncated=truncated
+            )
+        return out
 
     def _timestep(self, env_id: int, info: dict[str, Any]) -> BaseEnvTimestep:
         buffers = self._buffers

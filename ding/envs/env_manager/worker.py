@@ -239,9 +239,14 @@ class Worker:
 
 
 def worker_main(
-    env_ids: list[int], env_fns_blob: bytes, conn: Connection, layout: BufferLayout | None, parent_pid: int
+    env_ids: list[int],
+    env_fns_blob: bytes,
+    conn: Connection,
+    layout: BufferLayout | None,
+    parent_pid: int,
+    spin_limit: float = 0.0,
 ) -> None:
-    """Entry point of a worker process."""
+    """Entry point of a worker process; ``spin_limit`` bounds its spin-wait for the next step (0: block)."""
     _die_with_parent()
     if os.getppid() != parent_pid:  # the parent died before the death signal was armed
         return
@@ -263,7 +268,7 @@ def worker_main(
         conn.send_bytes(pickle.dumps(startup, protocol=pickle.HIGHEST_PROTOCOL))
         if isinstance(startup, EnvFailure):
             return
-        budget = SpinBudget()
+        budget = SpinBudget(spin_limit)
         while True:
             idle_since = time.perf_counter()
             spin_until(conn.poll, budget.window())
