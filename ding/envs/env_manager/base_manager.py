@@ -351,6 +351,10 @@ class BaseEnvManager:
             raise AttributeError(
                 f"{type(self).__name__} is not launched: env methods such as {name!r} fan out after launch()"
             )
+        if not self._has_env_method(name):
+            raise AttributeError(
+                f"{type(self).__name__} has no attribute {name!r}, and its envs have no method {name!r}"
+            )
         return lambda *args, **kwargs: self._call_all(name, args, kwargs)
 
     # ----- checks --------------------------------------------------------------------------------
@@ -470,6 +474,9 @@ class BaseEnvManager:
         self._envs = []
         if errors:
             raise EnvManagerError(f"{len(errors)} env(s) failed to close; first: {errors[0]!r}") from errors[0]
+
+    def _has_env_method(self, name: str) -> bool:
+        return bool(self._envs) and callable(getattr(self._envs[0], name, None))
 
     def _call_all(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
         methods = [getattr(env, name, None) for env in self._envs]

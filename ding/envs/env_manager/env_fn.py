@@ -33,6 +33,13 @@ def declared_spaces(env_fn: EnvFn) -> EnvSpaces | None:
     return None
 
 
+def env_class_of(env_fn: EnvFn) -> type | None:
+    """The class an env constructor builds, when it is a class or a ``functools.partial`` of one."""
+    if isinstance(env_fn, functools.partial):
+        env_fn = env_fn.func
+    return env_fn if isinstance(env_fn, type) else None
+
+
 def common_spaces(env_fns: Sequence[EnvFn]) -> EnvSpaces | None:
     """The spaces shared by every env constructor, or None when any of them cannot be known statically.
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import multiprocessing
 import os
 import pickle
@@ -31,6 +32,7 @@ import numpy as np
 from gymnasium import spaces
 
 from ding.envs.env_manager.base_manager import BaseEnvManager, BatchTimestep, ObsBatch
+from ding.envs.env_manager.env_fn import env_class_of
 from ding.envs.env_manager.shm import (
     CONTROL_RESET_ON_DONE,
     CONTROL_STEP,
@@ -75,12 +77,8 @@ class WorkerFault:
     error: EnvManagerError
 
 
-def _copy_tree(tree: Any) -> Any:
-    if isinstance(tree, dict):
-        return {key: _copy_tree(value) for key, value in tree.items()}
-    if isinstance(tree, tuple):
-        return tuple(_copy_tree(value) for value in tree)
-    return tree.copy()
+def _row(leaves: Mapping[Any, np.ndarray], env_id: int, path: Any) -> np.ndarray:
+    return leaves[path][env_id]
 
 
 def _release(workers: list[WorkerHandle | None], buffers: list[SharedBuffers]) -> None:
@@ -381,15 +379,15 @@ class SyncSubprocessEnvManager(BaseEnvManager):
             timestep = self._timestep(env_id, infos.get(env_id, {}))
             final_obs[env_id] = timestep.obs
             self._after_step(env_id, timestep)
-        for env_id in np.flatnonzero(~done).tolist():
-            self._ready_obs[env_id] = self._read_obs(buffers.ready, env_id)
-        batch = self.ready_obs_batch().obs if len(self._ready_obs) == self._env_num else None
-        if batch is None:
-            by_path = dict(zip(self._layout.obs_paths, buffers.ready, strict=True))  # type: ignore[union-attr]
-            batch = build_tree(self.observation_space, lambda p: by_path[p])
+        # one copy of the whole batch (or views with copy_on_get=False); continuing envs' ready obs are its rows
+        by_path = dict(zip(self._layout.obs_paths, buffers.ready, strict=True))  # type: ignore[union-attr]
         copy = self._cfg.copy_on_get
+        leaves = {path: (leaf.copy() if copy else leaf) for path, leaf in by_path.items()}
+        batch = build_tree(self.observation_space, lambda p: leaves[p])
+        for env_id in np.flatnonzero(~done).tolist():
+            self._ready_obs[env_id] = build_tree(self.observation_space, functools.partial(_row, leaves, env_id))
         return BatchTimestep(
-            obs=_copy_tree(batch) if copy else batch,
+            obs=batch,
             reward=buffers.reward.copy(),
             done=done,
             terminated=flags[:, FLAG_TERMINATED].copy(),
@@ -606,6 +604,10 @@ class SyncSubprocessEnvManager(BaseEnvManager):
             failure = next(iter(result.failures.values()))
             self.close()
             raise _failure_error(failure)
+
+    def _has_env_method(self, name: str) -> bool:
+        cls = env_class_of(self._env_fns[0])
+        return True if cls is None else callable(getattr(cls, name, None))
 
     def _call_all(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
         results: dict[int, Any] = {}

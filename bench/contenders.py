@@ -1,0 +1,300 @@
+"""The envs under test and the contenders that drive batches of them with pre-generated actions.
+
+Every contender steps N copies of one env, one batch per call of :meth:`Contender.step_batch`, and
+says how many env steps the call delivered. Raw loop and ding managers drive the ding env objects;
+gymnasium's vector envs drive the gymnasium face of the same simulator (for CartPole, gymnasium's
+own ``CartPole-v1``). Every vector env resets a finished episode within the same step.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.metadata
+import importlib.util
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from bench.envs import GymSyntheticEnv, SyntheticEnv
+from ding.envs.env_manager import AsyncSubprocessEnvManager, SyncSubprocessEnvManager, create_env_manager
+from ding.envs.env_manager.base_manager import BaseEnvManager
+from dizoo.classic_control.cartpole.envs import CartPoleEnv
+
+ACTION_SEED = 12345
+TAPE_LENGTH = 4096
+
+
+@dataclasses.dataclass(frozen=True)
+class EnvCase:
+    """One env to benchmark: how to build its ding face and its gymnasium face."""
+
+    name: str
+    label: str
+    ding_fn: Callable[[], Any]
+    gym_fn: Callable[[], gym.Env[Any, Any]]
+
+
+def synthetic_case(step_us: int, kind: str, reset_us: int = 0) -> EnvCase:
+    cfg = {"step_cost_us": step_us, "reset_cost_us": reset_us, "obs_kind": kind, "episode_len": 100}
+    short = "vec" if kind == "vector4" else "img"
+    name = f"syn{step_us}-{short}" + (f"-reset{reset_us}" if reset_us else "")
+    label = f"synthetic, {step_us} µs step, {'4 float32' if kind == 'vector4' else '4x84x84 image'} obs"
+    if reset_us:
+        label += f", {reset_us} µs reset"
+    return EnvCase(name, label, partial(SyntheticEnv, cfg=cfg), partial(GymSyntheticEnv, cfg))
+
+
+CARTPOLE = EnvCase(
+    "cartpole",
+    "CartPole-v1 (ding `cartpole`; gymnasium `CartPole-v1` for gymnasium contenders)",
+    partial(CartPoleEnv, cfg={}),
+    partial(gym.make, "CartPole-v1"),
+)
+
+CASES: dict[str, EnvCase] = {
+    case.name: case
+    for case in [CARTPOLE] + [synthetic_case(us, kind) for kind in ("vector4", "image") for us in (0, 100, 1000)]
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class ActionTape:
+    """Pre-generated actions: one row per batch, as Python ints and as an int64 array."""
+
+    rows: list[list[int]]
+    arrays: list[np.ndarray]
+
+    @classmethod
+    def make(cls, n: int, length: int = TAPE_LENGTH) -> ActionTape:
+        table = np.random.default_rng(ACTION_SEED).integers(0, 2, (length, n), dtype=np.int64)
+        return cls([[int(a) for a in row] for row in table], [row.copy() for row in table])
+
+
+class Contender(ABC):
+    """A way of stepping N envs in batches."""
+
+    key = ""
+    label = ""
+
+    def __init__(self, case: EnvCase, n: int) -> None:
+        self.case = case
+        self.n = n
+        self.anomalies: list[str] = []
+
+    @abstractmethod
+    def start(self) -> None:
+        """Construct, launch and reset: afterwards the first batch can be stepped."""
+
+    @abstractmethod
+    def step_batch(self, row: list[int], array: np.ndarray) -> int:
+        """Step one batch with these actions; return the env steps delivered."""
+
+    @abstractmethod
+    def reset_all(self) -> None:
+        """Reset every env."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release everything."""
+
+    def child_pids(self) -> list[int]:
+        """Worker processes whose CPU time belongs to this contender."""
+        return []
+
+    def end_window(self) -> None:
+        """Check bookkeeping after a timed window (contenders record anomalies here)."""
+        return None
+
+
+class RawLoop(Contender):
+    key = "raw"
+    label = "raw loop (ding env objects, in-process)"
+
+    def start(self) -> None:
+        self.envs = [self.case.ding_fn() for _ in range(self.n)]
+        for i, env in enumerate(self.envs):
+            env.seed(i)
+        self.reset_all()
+
+    def step_batch(self, row: list[int], array: np.ndarray) -> int:
+        for env, action in zip(self.envs, row, strict=True):
+            if env.step(action).done:
+                env.reset()
+        return self.n
+
+    def reset_all(self) -> None:
+        for env in self.envs:
+            env.reset()
+
+    def close(self) -> None:
+        for env in getattr(self, "envs", []):
+            env.close()
+
+
+class GymVector(Contender):
+    """gymnasium's SyncVectorEnv or AsyncVectorEnv(shared_memory=True), same-step autoreset."""
+
+    def __init__(self, case: EnvCase, n: int, asynchronous: bool) -> None:
+        super().__init__(case, n)
+        self.asynchronous = asynchronous
+        self.key = "gym_async" if asynchronous else "gym_sync"
+        self.label = "gymnasium AsyncVectorEnv(shared_memory=True)" if asynchronous else "gymnasium SyncVectorEnv"
+        self.envs: gym.vector.VectorEnv[Any, Any, Any] | None = None
+
+    def start(self) -> None:
+        fns = [self.case.gym_fn for _ in range(self.n)]
+        mode = gym.vector.AutoresetMode.SAME_STEP
+        if self.asynchronous:
+            self.envs = gym.vector.AsyncVectorEnv(fns, shared_memory=True, autoreset_mode=mode)
+        else:
+            self.envs = gym.vector.SyncVectorEnv(fns, autoreset_mode=mode)
+        self.envs.reset(seed=0)
+
+    def step_batch(self, row: list[int], array: np.ndarray) -> int:
+        assert self.envs is not None
+        self.envs.step(array)
+        return self.n
+
+    def reset_all(self) -> None:
+        assert self.envs is not None
+        self.envs.reset()
+
+    def close(self) -> None:
+        if self.envs is not None:
+            self.envs.close()
+            self.envs = None
+
+    def child_pids(self) -> list[int]:
+        processes = getattr(self.envs, "processes", [])
+        return [p.pid for p in processes if p.pid is not None]
+
+
+class DingManager(Contender):
+    """A ding env manager built by ``create_env_manager``; steps every ready env each call."""
+
+    def __init__(self, case: EnvCase, n: int, key: str, label: str, cfg: dict[str, Any]) -> None:
+        super().__init__(case, n)
+        self.key, self.label, self.cfg = key, label, cfg
+        self.manager: BaseEnvManager | None = None
+        self.dispatched = 0
+        self.delivered = 0
+        self.abnormal = 0
+
+    def start(self) -> None:
+        self.manager = create_env_manager(self.cfg, [self.case.ding_fn for _ in range(self.n)])
+        self.manager.seed(0)
+        self.manager.launch()
+
+    def step_batch(self, row: list[int], array: np.ndarray) -> int:
+        manager = self.manager
+        assert manager is not None
+        actions = {i: row[i] for i in manager.ready_obs}
+        timesteps = manager.step(actions)
+        self.dispatched += len(actions)
+        self.delivered += len(timesteps)
+        for timestep in timesteps.values():
+            if timestep.info and timestep.info.get("abnormal"):
+                self.abnormal += 1
+        return len(timesteps)
+
+    def reset_all(self) -> None:
+        assert self.manager is not None
+        self.manager.reset()
+
+    def close(self) -> None:
+        if self.manager is not None:
+            self.manager.close()
+            self.manager = None
+
+    def child_pids(self) -> list[int]:
+        if isinstance(self.manager, SyncSubprocessEnvManager):
+            return [pid for pid in self.manager.worker_pids if pid is not None]
+        return []
+
+    def end_window(self) -> None:
+        manager = self.manager
+        assert manager is not None
+        in_flight = len(manager.in_flight_env_ids) if isinstance(manager, AsyncSubprocessEnvManager) else 0
+        if self.dispatched != self.delivered + in_flight:
+            self.anomalies.append(
+                f"dispatched {self.dispatched} env steps, delivered {self.delivered}, {in_flight} in flight"
+            )
+        if self.abnormal:
+            self.anomalies.append(f"{self.abnormal} abnormal timesteps")
+        self.dispatched, self.delivered, self.abnormal = in_flight, 0, 0
+
+
+class DingBatch(DingManager):
+    """A ding manager driven through ``step_batch``: one action array in, stacked results out."""
+
+    def step_batch(self, row: list[int], array: np.ndarray) -> int:
+        manager = self.manager
+        assert manager is not None
+        batch = manager.step_batch(array)
+        self.dispatched += self.n
+        self.delivered += len(batch.done)
+        for info in batch.info:
+            if info and info.get("abnormal"):
+                self.abnormal += 1
+        return len(batch.done)
+
+
+def make_contenders(case: EnvCase, n: int, keys: list[str] | None = None) -> list[Contender]:
+    """Every applicable contender for ``n`` envs (``subprocess_k`` needs ``n // 2 > 1``), filtered by ``keys``."""
+    found: list[Contender] = [
+        RawLoop(case, n),
+        GymVector(case, n, asynchronous=False),
+        GymVector(case, n, asynchronous=True),
+        DingManager(case, n, "base", "ding base (serial)", {"type": "base"}),
+        DingManager(case, n, "subprocess_1", CONTENDER_LABELS["subprocess_1"], {"type": "subprocess"}),
+        DingBatch(case, n, "subprocess_1_batch", CONTENDER_LABELS["subprocess_1_batch"], {"type": "subprocess"}),
+    ]
+    if n // 2 > 1:
+        cfg = {"type": "subprocess", "envs_per_worker": n // 2}
+        found.append(DingManager(case, n, "subprocess_k", CONTENDER_LABELS["subprocess_k"], cfg))
+        found.append(DingBatch(case, n, "subprocess_k_batch", CONTENDER_LABELS["subprocess_k_batch"], cfg))
+    found.append(DingManager(case, n, "async", "ding async_subprocess (defaults)", {"type": "async_subprocess"}))
+    return [c for c in found if keys is None or c.key in keys]
+
+
+CONTENDER_LABELS: dict[str, str] = {
+    "raw": RawLoop.label,
+    "gym_sync": "gymnasium SyncVectorEnv",
+    "gym_async": "gymnasium AsyncVectorEnv(shared_memory=True)",
+    "base": "ding base (serial)",
+    "subprocess_1": "ding subprocess, 1 env/worker",
+    "subprocess_1_batch": "ding subprocess, 1 env/worker, step_batch()",
+    "subprocess_k": "ding subprocess, k=N/2 envs/worker",
+    "subprocess_k_batch": "ding subprocess, k=N/2 envs/worker, step_batch()",
+    "async": "ding async_subprocess (defaults)",
+}
+
+ABSENT_PACKAGES = {
+    "envpool": "envpool",
+    "DI-engine 0.5.3": "DI-engine",
+    "stable-baselines3 SubprocVecEnv": "stable-baselines3",
+}
+
+
+def package_version(distribution: str) -> str | None:
+    """The installed version of a distribution, or None when it is not installed."""
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def absent_contenders() -> dict[str, str]:
+    """Peers named by the benchmark plan, with their status here ("not installed" or a version)."""
+    out = {}
+    for label, dist in ABSENT_PACKAGES.items():
+        version = package_version(dist)
+        module = dist.replace("-", "_").lower()
+        if version is None and dist != "DI-engine" and importlib.util.find_spec(module) is not None:
+            version = "importable"
+        out[label] = "not installed" if version is None else f"installed ({version}), not driven by this benchmark"
+    return out

@@ -1,0 +1,212 @@
+"""A synthetic env with a tunable cost per step and reset, as a ding ``BaseEnv`` and as a gymnasium env.
+
+The cost is spent in a busy loop (CPU work, not sleep), so it models simulator compute. Observations
+are deterministic: they come from a fixed bank of frames, indexed by the episode seed and the
+actions taken. Both faces share one simulator core and return identical observations (float32, as
+ding's conventions expose them), so contenders driving either face do the same work.
+
+Config keys (``SyntheticEnv.config``):
+
+- ``step_cost_us`` / ``reset_cost_us``: microseconds of busy CPU work per step / per reset.
+- ``obs_kind``: ``"vector4"`` (4 float32) or ``"image"`` (4x84x84, declared uint8; ding exposes it as
+  float32 like every Box observation).
+- ``episode_len``: steps per episode; the last one is ``truncated`` (a time limit, never ``terminated``).
+- ``hang_at_step``: ``None``, or k: the env's k-th ``step`` call since construction never returns
+  (for hung-worker tests; use it only in a subprocess manager with a ``step_timeout``).
+
+Example:
+    >>> env = SyntheticEnv({'obs_kind': 'vector4', 'episode_len': 2})
+    >>> env.observation_space.shape, env.action_space
+    ((4,), Discrete(2))
+    >>> env.seed(0, dynamic_seed=False)
+    >>> obs = env.reset()
+    >>> [env.step(1).done for _ in range(2)]
+    [False, True]
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from ding.envs import ENV_REGISTRY, BaseEnv, BaseEnvTimestep, EnvSpaces
+from ding.errors import ConfigError
+
+OBS_KINDS = ("vector4", "image")
+IMAGE_SHAPE = (4, 84, 84)
+BANK_SIZE = 16
+"""Distinct frames an env cycles through."""
+BANK_SEED = 20261122
+
+SYNTHETIC_DEFAULTS: dict[str, Any] = {
+    "step_cost_us": 0,
+    "reset_cost_us": 0,
+    "obs_kind": "vector4",
+    "episode_len": 100,
+    "hang_at_step": None,
+}
+
+
+def burn_cpu(microseconds: float) -> None:
+    """Keep the CPU busy for ``microseconds`` (a busy loop on the monotonic clock; no sleeping)."""
+    if microseconds <= 0:
+        return
+    deadline = time.perf_counter_ns() + int(microseconds * 1000)
+    while time.perf_counter_ns() < deadline:
+        pass
+
+
+def hang_forever() -> None:
+    """Never return (the process is expected to be killed from outside)."""
+    while True:
+        time.sleep(3600)
+
+
+def _non_negative_int(cfg: Mapping[str, Any], key: str, minimum: int) -> int:
+    value = cfg.get(key, SYNTHETIC_DEFAULTS[key])
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ConfigError(f"synthetic env: {key} must be an int >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def check_synthetic_config(cfg: Mapping[str, Any]) -> None:
+    """Reject synthetic-env settings outside their accepted values, naming key and value."""
+    _non_negative_int(cfg, "step_cost_us", 0)
+    _non_negative_int(cfg, "reset_cost_us", 0)
+    _non_negative_int(cfg, "episode_len", 1)
+    if cfg.get("hang_at_step") is not None:
+        _non_negative_int(cfg, "hang_at_step", 1)
+    kind = cfg.get("obs_kind", SYNTHETIC_DEFAULTS["obs_kind"])
+    if kind not in OBS_KINDS:
+        raise ConfigError(f"synthetic env: obs_kind must be one of {OBS_KINDS}, got {kind!r}")
+
+
+def synthetic_raw_spaces(cfg: Mapping[str, Any]) -> EnvSpaces:
+    """The simulator's own spaces for ``cfg``: a 4-float vector or a 4x84x84 uint8 image; 2 actions."""
+    check_synthetic_config(cfg)
+    if cfg.get("obs_kind", SYNTHETIC_DEFAULTS["obs_kind"]) == "image":
+        observation: spaces.Space[Any] = spaces.Box(0, 255, IMAGE_SHAPE, np.uint8)
+    else:
+        observation = spaces.Box(-1.0, 1.0, (4,), np.float32)
+    return EnvSpaces(observation, spaces.Discrete(2))
+
+
+class SyntheticCore:
+    """The simulator both faces drive: a frame bank, a position, costs and an optional hang."""
+
+    def __init__(self, cfg: Mapping[str, Any]) -> None:
+        check_synthetic_config(cfg)
+        full = {**SYNTHETIC_DEFAULTS, **{k: v for k, v in cfg.items() if k in SYNTHETIC_DEFAULTS}}
+        self.step_cost_us = int(full["step_cost_us"])
+        self.reset_cost_us = int(full["reset_cost_us"])
+        self.episode_len = int(full["episode_len"])
+        self.hang_at_step: int | None = None if full["hang_at_step"] is None else int(full["hang_at_step"])
+        rng = np.random.default_rng(BANK_SEED)
+        if full["obs_kind"] == "image":
+            self.bank: np.ndarray = rng.integers(0, 256, (BANK_SIZE, *IMAGE_SHAPE), dtype=np.uint8)
+        else:
+            self.bank = rng.uniform(-1.0, 1.0, (BANK_SIZE, 4)).astype(np.float32)
+        self.total_steps = 0
+        self.t: int | None = None  # steps into the current episode; None before the first reset
+        self.position = 0
+        self.base_seed = 0
+        self.episode = 0
+
+    def observation(self) -> np.ndarray:
+        """A fresh float32 array of the current frame."""
+        return self.bank[self.position % BANK_SIZE].astype(np.float32)
+
+    def reset(self, seed: int | None) -> np.ndarray:
+        """Start an episode: a given seed fixes the first frame; without one the episodes go on cycling."""
+        burn_cpu(self.reset_cost_us)
+        if seed is not None:
+            self.base_seed, self.episode = int(seed), 0
+        else:
+            self.episode += 1
+        self.position = self.base_seed + 7 * self.episode
+        self.t = 0
+        return self.observation()
+
+    def step(self, action: int) -> tuple[np.ndarray, bool]:
+        """Advance by one step; returns the observation and whether the episode hit its length."""
+        if self.t is None:
+            raise RuntimeError("synthetic env: step() called before reset()")
+        if self.t >= self.episode_len:
+            raise RuntimeError(f"synthetic env: step() after the episode ended (episode_len={self.episode_len})")
+        if action not in (0, 1):
+            raise ValueError(f"synthetic env: action must be 0 or 1, got {action!r}")
+        self.total_steps += 1
+        if self.hang_at_step is not None and self.total_steps == self.hang_at_step:
+            hang_forever()
+        burn_cpu(self.step_cost_us)
+        self.t += 1
+        self.position += 1 + action
+        return self.observation(), self.t >= self.episode_len
+
+
+@ENV_REGISTRY.register("synthetic")
+class SyntheticEnv(BaseEnv):
+    """The synthetic env behind ding's ``BaseEnv`` API, with statically declared spaces."""
+
+    config: ClassVar[dict[str, Any]] = dict(SYNTHETIC_DEFAULTS)
+
+    def __init__(self, cfg: Mapping[str, Any] | None = None) -> None:
+        super().__init__(cfg)
+        self._core = SyntheticCore(self._cfg)
+
+    @classmethod
+    def raw_spaces(cls, cfg: Mapping[str, Any]) -> EnvSpaces:
+        return synthetic_raw_spaces(cfg)
+
+    def reset(self) -> np.ndarray:
+        return self._core.reset(self._next_episode_seed())
+
+    def step(self, action: Any) -> BaseEnvTimestep:
+        obs, ended = self._core.step(int(action))
+        return BaseEnvTimestep(obs, np.ones(1, np.float32), ended, {}, terminated=False, truncated=ended)
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+    @property
+    def total_steps(self) -> int:
+        """Step calls since construction (``hang_at_step`` counts these)."""
+        return self._core.total_steps
+
+
+class GymSyntheticEnv(gym.Env[np.ndarray, int]):
+    """The same simulator as a gymnasium env, for gymnasium's vector envs.
+
+    Its observations equal the ding face's (float32), so both move the same bytes.
+
+    Example:
+        >>> env = GymSyntheticEnv({'obs_kind': 'image'})
+        >>> obs, info = env.reset(seed=3)
+        >>> obs.shape, obs.dtype, env.observation_space.contains(obs)
+        ((4, 84, 84), dtype('float32'), True)
+    """
+
+    def __init__(self, cfg: Mapping[str, Any] | None = None) -> None:
+        cfg = dict(cfg or {})
+        unknown = sorted(set(cfg) - set(SYNTHETIC_DEFAULTS))
+        if unknown:
+            raise ConfigError(f"synthetic env: unknown keys {unknown}; accepted: {sorted(SYNTHETIC_DEFAULTS)}")
+        declared = SyntheticEnv.spaces_from_config(cfg)
+        self.observation_space = declared.observation
+        self.action_space = declared.action
+        self._core = SyntheticCore(cfg)
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        super().reset(seed=seed)
+        return self._core.reset(seed), {}
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        obs, ended = self._core.step(int(action))
+        return obs, 1.0, False, ended, {}
