@@ -2,7 +2,8 @@
 
 Blocking on a pipe costs a scheduler wake-up (tens to hundreds of microseconds on a VM); polling
 for a short window catches quick answers without it. The window follows the typical recent wait
-and switches off when waits are long, so slow envs are waited for without burning a core.
+and, for long waits, starts only shortly before the answer is due, so slow envs are waited for
+mostly blocked, without burning a core.
 """
 
 from __future__ import annotations
@@ -15,26 +16,14 @@ SPIN_LIMIT = 300e-6
 """Longest spin window in seconds; waits typically longer than this block at once."""
 
 
-def free_core_for_spinning(workers: int) -> bool:
-    """True when ``workers`` busy workers still leave a core free, so a spinning process steals nothing.
-
-    With every core taken by a worker, spinning would slow the very workers being waited for.
-    """
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        cores = os.cpu_count() or 1
-    return workers < cores
-
-
 class SpinBudget:
     """Tracks typical wait times and gives the spin window to use next.
 
     >>> budget = SpinBudget(limit=1e-3)
     >>> for _ in range(20):
     ...     budget.observe(5e-3)
-    >>> budget.window()
-    0.0
+    >>> round(budget.pre_block(), 6) > 0, budget.window() == budget.limit
+    (True, True)
     """
 
     def __init__(self, limit: float = SPIN_LIMIT) -> None:
@@ -43,7 +32,16 @@ class SpinBudget:
         self.typical = limit / 2
 
     def window(self) -> float:
-        return 0.0 if self.typical > self.limit else min(self.limit, 2.0 * self.typical)
+        """How long to spin: about twice a typical short wait, or ``limit`` after :meth:`pre_block` for long ones."""
+        if self.limit <= 0.0:
+            return 0.0
+        return self.limit if self.typical > self.limit else min(self.limit, 2.0 * self.typical)
+
+    def pre_block(self) -> float:
+        """For typically long waits: how long to block first, waking a little before the answer is due."""
+        if self.limit <= 0.0 or self.typical <= self.limit:
+            return 0.0
+        return self.typical - self.limit / 2
 
     def observe(self, waited: float) -> None:
         self.typical = 0.8 * self.typical + 0.2 * waited

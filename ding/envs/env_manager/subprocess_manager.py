@@ -44,7 +44,7 @@ from ding.envs.env_manager.shm import (
     SharedBuffers,
     build_tree,
 )
-from ding.envs.env_manager.spin import SPIN_LIMIT, SpinBudget, free_core_for_spinning, spin_until
+from ding.envs.env_manager.spin import SPIN_LIMIT, SpinBudget, spin_until
 from ding.envs.env_manager.state import EnvState
 from ding.envs.env_manager.worker import OK, PRIVATE_STEP, STEP, Command, EnvFailure, StepReply, worker_main
 from ding.envs.spaces import EnvSpaces
@@ -121,8 +121,7 @@ class SyncSubprocessEnvManager(BaseEnvManager):
         self._layout: BufferLayout | None = None
         self._buffers: SharedBuffers | None = None
         self._blobs = [cloudpickle.dumps([self._env_fns[i] for i in group]) for group in self._groups]
-        spin_limit = SPIN_LIMIT if free_core_for_spinning(len(self._groups)) else 0.0
-        self._spin = SpinBudget(spin_limit)
+        self._spin = SpinBudget(SPIN_LIMIT)
         self._owned_buffers: list[SharedBuffers] = []
         # If the manager is dropped or the interpreter exits without close(), still stop workers and free memory.
         weakref.finalize(self, _release, self._workers, self._owned_buffers)
@@ -234,6 +233,9 @@ class SyncSubprocessEnvManager(BaseEnvManager):
     def _spin_collect(self, workers: Sequence[int], results: dict[int, bytes | WorkerFault]) -> None:
         """Poll the workers' pipes for a short adaptive window before blocking (step replies only)."""
         pending = {w: self._workers[w].conn for w in workers}  # type: ignore[union-attr]
+        pre_block = self._spin.pre_block()
+        if pre_block > 0.0:  # a long wait: sleep through most of it, then spin for the answer
+            connection.wait(list(pending.values()), pre_block)
 
         def poll() -> bool:
             for w, conn in list(pending.items()):

@@ -1,0 +1,81 @@
+"""The DQN model: an encoder chosen by the observation's shape and a (dueling) Q-value head."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+from torch import nn
+
+from ding.errors import ConfigError
+from ding.model.common import DiscreteHead, DuelingHead, action_count, as_shape, build_encoder
+
+
+class DQN(nn.Module):
+    """Q-values for every discrete action, from a vector or image observation.
+
+    ``encoder_hidden_size_list`` gives the encoder's layer widths (for an image ``(C, H, W)``: the
+    conv channels, then the output size); ``head_hidden_size`` (default: the encoder's output size)
+    is the width of the head's ``head_layer_num`` hidden layers. ``dueling`` splits the head into a
+    state value and action advantages. ``forward`` returns ``{'logit': Q}`` of shape
+    ``(batch, action_shape)``, as DI-engine models do.
+
+    Example:
+        >>> model = DQN(obs_shape=4, action_shape=2, encoder_hidden_size_list=[128, 128, 64])
+        >>> model(torch.zeros(5, 4))['logit'].shape
+        torch.Size([5, 2])
+        >>> DQN((4, 84, 84), 6, [32, 64, 64, 512], dueling=False)(torch.zeros(1, 4, 84, 84))['logit'].shape
+        torch.Size([1, 6])
+    """
+
+    def __init__(
+        self,
+        obs_shape: int | Sequence[int],
+        action_shape: int | Sequence[int],
+        encoder_hidden_size_list: Sequence[int] = (128, 128, 64),
+        dueling: bool = True,
+        head_hidden_size: int | None = None,
+        head_layer_num: int = 1,
+        activation: str = "relu",
+    ) -> None:
+        super().__init__()
+        self.obs_shape = as_shape(obs_shape)
+        self.action_num = action_count(action_shape)
+        if not isinstance(head_layer_num, int) or isinstance(head_layer_num, bool) or head_layer_num < 0:
+            raise ConfigError(f"head_layer_num must be an int >= 0, got {head_layer_num!r}")
+        self.encoder = build_encoder(obs_shape, encoder_hidden_size_list, activation)
+        size = self.encoder.output_size
+        if head_hidden_size is None:
+            head_hidden_size = size
+        if not isinstance(head_hidden_size, int) or isinstance(head_hidden_size, bool) or head_hidden_size < 1:
+            raise ConfigError(f"head_hidden_size must be a positive int or None, got {head_hidden_size!r}")
+        self.projection: nn.Module = nn.Identity() if head_hidden_size == size else nn.Linear(size, head_hidden_size)
+        head_cls = DuelingHead if dueling else DiscreteHead
+        self.head = head_cls(head_hidden_size, self.action_num, head_layer_num, activation)
+
+    def forward(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
+        if tuple(obs.shape[1:]) != self.obs_shape:
+            raise ValueError(f"DQN built for obs_shape {self.obs_shape} got a batch of shape {tuple(obs.shape)}")
+        return {"logit": self.head(self.projection(self.encoder(obs)))}
+
+
+def model_from_config(model_cfg: dict[str, Any]) -> DQN:
+    """A :class:`DQN` from a ``policy.model`` config section (unknown keys are a ``ConfigError``)."""
+    kwargs = dict(model_cfg)
+    accepted = {
+        "obs_shape",
+        "action_shape",
+        "encoder_hidden_size_list",
+        "dueling",
+        "head_hidden_size",
+        "head_layer_num",
+        "activation",
+    }
+    unknown = sorted(set(kwargs) - accepted)
+    if unknown:
+        raise ConfigError(f"policy.model has keys the DQN model does not take: {unknown}; it takes {sorted(accepted)}")
+    for key in ("obs_shape", "action_shape"):
+        if kwargs.get(key) is None:
+            raise ConfigError(f"policy.model.{key} is not set; compile the config with its env to fill it in")
+    return DQN(**kwargs)

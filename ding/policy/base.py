@@ -1,0 +1,113 @@
+"""``Policy``: the interface the serial pipeline's workers call, grouped into DI-engine's three modes.
+
+- ``learn_mode``: ``forward(batch) -> stats`` (one update from a list of samples), ``state_dict()``,
+  ``load_state_dict(state)``, ``batch_size``, ``update_per_collect``;
+- ``collect_mode``: ``forward(obs, **collect_kwargs) -> {env_id: {'action': ...}}``,
+  ``process_transition(obs, output, timestep) -> transition``,
+  ``get_train_sample(traj, episode_over) -> samples`` (one sample per leading transition of
+  ``traj`` that is ready), ``collect_kwargs(env_step)`` (e.g. the current epsilon) and ``n_sample``;
+- ``eval_mode``: ``forward(obs) -> {env_id: {'action': ...}}`` (greedy) and ``load_state_dict``.
+
+``obs`` is always a dict ``{env_id: observation}``, as an env manager's ``ready_obs``.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
+
+from easydict import EasyDict
+
+from ding.config.merge import deep_merge_dicts
+from ding.errors import ConfigError
+
+NAME_KEYS = ("type", "import_names")
+
+
+@dataclasses.dataclass(frozen=True)
+class LearnMode:
+    forward: Callable[[list[dict[str, Any]]], dict[str, float]]
+    state_dict: Callable[[], dict[str, Any]]
+    load_state_dict: Callable[[Mapping[str, Any]], None]
+    batch_size: int
+    update_per_collect: int
+
+
+@dataclasses.dataclass(frozen=True)
+class CollectMode:
+    forward: Callable[..., dict[int, dict[str, Any]]]
+    process_transition: Callable[[Any, Mapping[str, Any], Any], dict[str, Any]]
+    get_train_sample: Callable[[list[dict[str, Any]], bool], list[dict[str, Any]]]
+    collect_kwargs: Callable[[int], dict[str, Any]]
+    n_sample: int
+
+
+@dataclasses.dataclass(frozen=True)
+class EvalMode:
+    forward: Callable[[Mapping[int, Any]], dict[int, dict[str, Any]]]
+    load_state_dict: Callable[[Mapping[str, Any]], None]
+
+
+class Policy:
+    """Base of registered policies: a declared ``config`` and the three modes (see the module doc).
+
+    ``cfg`` is the ``policy`` section of a compiled config (or any part of it: it is merged into
+    :meth:`default_config` strictly, so an unknown key is a :class:`~ding.errors.ConfigError`).
+    """
+
+    config: ClassVar[dict[str, Any]] = {}
+
+    @classmethod
+    def default_config(cls) -> dict[str, Any]:
+        """The policy's full default config (a fresh copy)."""
+        return copy.deepcopy(cls.config)
+
+    def __init__(self, cfg: Mapping[str, Any] | None = None) -> None:
+        if cfg is not None and not isinstance(cfg, Mapping):
+            raise ConfigError(f"policy config must be a dict, got {type(cfg).__name__} {cfg!r}")
+        user = {key: value for key, value in dict(cfg or {}).items() if key not in NAME_KEYS}
+        self._cfg = EasyDict(deep_merge_dicts(self.default_config(), user, strict=True, path="policy"))
+
+    @property
+    def cfg(self) -> EasyDict:
+        return self._cfg
+
+    @property
+    def learn_mode(self) -> LearnMode:
+        raise NotImplementedError
+
+    @property
+    def collect_mode(self) -> CollectMode:
+        raise NotImplementedError
+
+    @property
+    def eval_mode(self) -> EvalMode:
+        raise NotImplementedError
+
+
+def check_number(
+    value: Any, path: str, *, integer: bool = False, low: float | None = None, high: float | None = None, open_low=False
+) -> None:
+    """Raise :class:`ConfigError` naming ``path`` unless ``value`` is a number (an int if ``integer``) in range.
+
+    >>> check_number(0, 'policy.nstep', integer=True, low=1)
+    Traceback (most recent call last):
+    ...
+    ding.errors.ConfigError: policy.nstep must be an int >= 1, got 0
+    """
+    kinds = (int,) if integer else (int, float)
+    ok = isinstance(value, kinds) and not isinstance(value, bool)
+    if ok and low is not None:
+        ok = value > low if open_low else value >= low
+    if ok and high is not None:
+        ok = value <= high
+    if not ok:
+        bounds = []
+        if low is not None:
+            bounds.append(f"{'>' if open_low else '>='} {low}")
+        if high is not None:
+            bounds.append(f"<= {high}")
+        kind = "an int" if integer else "a number"
+        raise ConfigError(f"{path} must be {kind}{' ' + ' and '.join(bounds) if bounds else ''}, got {value!r}")

@@ -1,0 +1,267 @@
+"""DQN: double DQN with an optionally dueling model, n-step returns and an epsilon-greedy schedule."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ding.errors import ConfigError
+from ding.model.dqn import model_from_config
+from ding.policy.base import CollectMode, EvalMode, LearnMode, Policy, check_number
+from ding.policy.exploration import epsilon_from_config
+from ding.policy.nstep import double_dqn_target, nstep_samples
+from ding.policy.registry import POLICY_REGISTRY
+
+
+@POLICY_REGISTRY.register("dqn")
+class DQNPolicy(Policy):
+    """Deep Q-learning for discrete actions (DI-engine's ``dqn`` policy and config keys).
+
+    - Targets are double-DQN n-step returns: the online model picks the next action, a target model
+      values it; ``nstep`` rewards are summed with ``discount_factor``. A time-limit cut is not an
+      end (its value is bootstrapped); ``learn.ignore_done`` bootstraps after real ends as well.
+    - The target model is copied from the online one every ``learn.target_update_freq`` updates or,
+      when ``learn.target_theta`` is set, moved towards it by that fraction after every update.
+    - Collection is epsilon-greedy; ``other.eps`` gives the schedule over collected env steps.
+    - ``cuda=True`` runs on the first CUDA device (an error where there is none).
+
+    Example:
+        >>> policy = DQNPolicy({'model': {'obs_shape': 4, 'action_shape': 2}}, seed=0)
+        >>> out = policy.collect_mode.forward({0: np.zeros(4, np.float32)}, eps=1.0)
+        >>> sorted(out[0]), out[0]['action'] in (0, 1)
+        (['action', 'logit'], True)
+        >>> round(policy.collect_mode.collect_kwargs(10000)['eps'], 4)
+        0.4127
+    """
+
+    config: ClassVar[dict[str, Any]] = {
+        "cuda": False,
+        "on_policy": False,
+        "priority": False,
+        "priority_IS_weight": False,
+        "discount_factor": 0.97,
+        "nstep": 1,
+        "model": {
+            "encoder_hidden_size_list": [128, 128, 64],
+            "dueling": True,
+            "head_hidden_size": None,
+            "head_layer_num": 1,
+            "activation": "relu",
+        },
+        "learn": {
+            "update_per_collect": 3,
+            "batch_size": 64,
+            "learning_rate": 0.001,
+            "target_update_freq": 100,
+            "target_theta": None,
+            "ignore_done": False,
+            "learner": {
+                "hook": {"log_show_after_iter": 100, "save_ckpt_after_iter": 10000, "save_ckpt_after_run": True},
+            },
+        },
+        "collect": {"n_sample": 8, "unroll_len": 1},
+        "eval": {"evaluator": {"eval_freq": 1000}},
+        "other": {
+            "eps": {"type": "exp", "start": 0.95, "end": 0.1, "decay": 10000},
+            "replay_buffer": {"replay_buffer_size": 10000},
+        },
+    }
+
+    def __init__(self, cfg: Mapping[str, Any] | None = None, model: nn.Module | None = None, seed: int = 0) -> None:
+        super().__init__(cfg)
+        cfg = self._cfg
+        self._check_config()
+        if cfg.cuda and not torch.cuda.is_available():
+            raise ConfigError("policy.cuda is True but torch sees no CUDA device; set policy.cuda=False")
+        self._device = torch.device("cuda" if cfg.cuda else "cpu")
+        self._model = (model if model is not None else model_from_config(dict(cfg.model))).to(self._device)
+        self._target_model = copy.deepcopy(self._model)
+        self._target_model.requires_grad_(False)
+        self._optimizer = torch.optim.Adam(self._model.parameters(), lr=cfg.learn.learning_rate)
+        self._gamma = float(cfg.discount_factor)
+        self._nstep = int(cfg.nstep)
+        self._rng = np.random.default_rng(seed)
+        self._epsilon = epsilon_from_config(cfg.other.eps)
+        self._learn_iter = 0
+
+    def _check_config(self) -> None:
+        cfg = self._cfg
+        if cfg.priority or cfg.priority_IS_weight:
+            raise ConfigError("policy.priority / priority_IS_weight: prioritized replay is not supported; set False")
+        if cfg.on_policy:
+            raise ConfigError("policy.on_policy: DQN learns off-policy; set on_policy=False")
+        check_number(cfg.discount_factor, "policy.discount_factor", low=0.0, high=1.0, open_low=True)
+        check_number(cfg.nstep, "policy.nstep", integer=True, low=1)
+        check_number(cfg.learn.update_per_collect, "policy.learn.update_per_collect", integer=True, low=1)
+        check_number(cfg.learn.batch_size, "policy.learn.batch_size", integer=True, low=1)
+        check_number(cfg.learn.learning_rate, "policy.learn.learning_rate", low=0.0, open_low=True)
+        if cfg.learn.target_theta is not None:
+            check_number(cfg.learn.target_theta, "policy.learn.target_theta", low=0.0, high=1.0, open_low=True)
+        else:
+            check_number(cfg.learn.target_update_freq, "policy.learn.target_update_freq", integer=True, low=1)
+        check_number(cfg.collect.n_sample, "policy.collect.n_sample", integer=True, low=1)
+        if cfg.collect.unroll_len != 1:
+            raise ConfigError(f"policy.collect.unroll_len must be 1 for DQN, got {cfg.collect.unroll_len!r}")
+        epsilon_from_config(cfg.other.eps)
+
+    # ----- modes ---------------------------------------------------------------------------------
+    @property
+    def learn_mode(self) -> LearnMode:
+        return LearnMode(
+            forward=self._forward_learn,
+            state_dict=self.state_dict,
+            load_state_dict=self.load_state_dict,
+            batch_size=int(self._cfg.learn.batch_size),
+            update_per_collect=int(self._cfg.learn.update_per_collect),
+        )
+
+    @property
+    def collect_mode(self) -> CollectMode:
+        return CollectMode(
+            forward=self._forward_collect,
+            process_transition=self._process_transition,
+            get_train_sample=self._get_train_sample,
+            collect_kwargs=self._collect_kwargs,
+            n_sample=int(self._cfg.collect.n_sample),
+        )
+
+    @property
+    def eval_mode(self) -> EvalMode:
+        return EvalMode(forward=self._forward_eval, load_state_dict=self._load_model_only)
+
+    @property
+    def model(self) -> nn.Module:
+        return self._model
+
+    @property
+    def learn_iter(self) -> int:
+        """Updates made so far."""
+        return self._learn_iter
+
+    # ----- acting --------------------------------------------------------------------------------
+    def _obs_tensor(self, observations: Sequence[Any]) -> torch.Tensor:
+        batch = np.stack([np.asarray(obs, dtype=np.float32) for obs in observations])
+        return torch.from_numpy(batch).to(self._device)
+
+    def _q_values(self, obs: Mapping[int, Any]) -> tuple[list[int], np.ndarray]:
+        if not obs:
+            raise ValueError("no observations to act on: the dict {env_id: obs} is empty")
+        env_ids = list(obs)
+        with torch.no_grad():
+            q = self._model(self._obs_tensor([obs[env_id] for env_id in env_ids]))["logit"]
+        return env_ids, q.cpu().numpy()
+
+    def _forward_collect(self, obs: Mapping[int, Any], eps: float = 0.0) -> dict[int, dict[str, Any]]:
+        env_ids, q = self._q_values(obs)
+        actions = q.argmax(axis=-1)
+        explore = self._rng.random(len(env_ids)) < eps
+        random_actions = self._rng.integers(0, q.shape[-1], len(env_ids))
+        actions = np.where(explore, random_actions, actions)
+        return {env_id: {"action": int(actions[i]), "logit": q[i]} for i, env_id in enumerate(env_ids)}
+
+    def _forward_eval(self, obs: Mapping[int, Any]) -> dict[int, dict[str, Any]]:
+        env_ids, q = self._q_values(obs)
+        return {env_id: {"action": int(q[i].argmax()), "logit": q[i]} for i, env_id in enumerate(env_ids)}
+
+    def _collect_kwargs(self, env_step: int) -> dict[str, Any]:
+        return {"eps": self._epsilon(env_step)}
+
+    def _process_transition(self, obs: Any, output: Mapping[str, Any], timestep: Any) -> dict[str, Any]:
+        reward = np.asarray(timestep.reward, dtype=np.float64).reshape(-1)
+        if reward.size != 1:
+            raise ValueError(f"DQN needs a scalar reward per step, got shape {np.shape(timestep.reward)}")
+        return {
+            "obs": obs,
+            "action": output["action"],
+            "reward": float(reward[0]),
+            "next_obs": timestep.obs,
+            "done": bool(timestep.terminated),
+        }
+
+    def _get_train_sample(self, traj: list[dict[str, Any]], episode_over: bool) -> list[dict[str, Any]]:
+        return nstep_samples(traj, self._nstep, self._gamma, episode_over)
+
+    # ----- learning ------------------------------------------------------------------------------
+    def _collate(self, batch: Sequence[Mapping[str, Any]]) -> dict[str, torch.Tensor]:
+        device = self._device
+
+        def floats(key: str) -> torch.Tensor:
+            return torch.tensor([float(sample[key]) for sample in batch], dtype=torch.float32, device=device)
+
+        return {
+            "obs": self._obs_tensor([sample["obs"] for sample in batch]),
+            "next_obs": self._obs_tensor([sample["next_obs"] for sample in batch]),
+            "action": torch.tensor([int(sample["action"]) for sample in batch], dtype=torch.int64, device=device),
+            "reward": floats("reward"),
+            "done": floats("done"),
+            "discount": floats("discount"),
+        }
+
+    def td_target(self, data: Mapping[str, torch.Tensor]) -> torch.Tensor:
+        """The n-step double-DQN target of a collated batch (no gradient)."""
+        done = torch.zeros_like(data["done"]) if self._cfg.learn.ignore_done else data["done"]
+        with torch.no_grad():
+            next_online = self._model(data["next_obs"])["logit"]
+            next_target = self._target_model(data["next_obs"])["logit"]
+            return double_dqn_target(data["reward"], data["discount"], done, next_online, next_target)
+
+    def _forward_learn(self, batch: list[dict[str, Any]]) -> dict[str, float]:
+        if not batch:
+            raise ValueError("cannot learn from an empty batch")
+        data = self._collate(batch)
+        target = self.td_target(data)
+        q = self._model(data["obs"])["logit"]
+        q_taken = q.gather(-1, data["action"].unsqueeze(-1)).squeeze(-1)
+        loss = F.mse_loss(q_taken, target)
+        self._optimizer.zero_grad()
+        loss.backward()
+        self._optimizer.step()
+        self._learn_iter += 1
+        self._update_target()
+        return {
+            "cur_lr": float(self._optimizer.param_groups[0]["lr"]),
+            "total_loss": float(loss.item()),
+            "q_value": float(q_taken.mean().item()),
+            "target_q_value": float(target.mean().item()),
+        }
+
+    def _update_target(self) -> None:
+        theta = self._cfg.learn.target_theta
+        if theta is not None:
+            with torch.no_grad():
+                for target, online in zip(self._target_model.parameters(), self._model.parameters(), strict=True):
+                    target.mul_(1.0 - theta).add_(online, alpha=theta)
+        elif self._learn_iter % int(self._cfg.learn.target_update_freq) == 0:
+            self._target_model.load_state_dict(self._model.state_dict())
+
+    # ----- state ---------------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """Model, target model, optimizer and update count (what a checkpoint holds)."""
+        return {
+            "model": self._model.state_dict(),
+            "target_model": self._target_model.state_dict(),
+            "optimizer": self._optimizer.state_dict(),
+            "learn_iter": self._learn_iter,
+        }
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Restore what :meth:`state_dict` gave; only ``model`` is required."""
+        self._load_model_only(state)
+        if "target_model" in state:
+            self._target_model.load_state_dict(state["target_model"])
+        else:
+            self._target_model.load_state_dict(self._model.state_dict())
+        if "optimizer" in state:
+            self._optimizer.load_state_dict(state["optimizer"])
+        self._learn_iter = int(state.get("learn_iter", 0))
+
+    def _load_model_only(self, state: Mapping[str, Any]) -> None:
+        if not isinstance(state, Mapping) or "model" not in state:
+            raise ValueError("a DQN state dict needs a 'model' entry (the model's state_dict)")
+        self._model.load_state_dict(state["model"])

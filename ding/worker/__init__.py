@@ -1,0 +1,20 @@
+"""The serial pipeline's workers: replay buffer, sample collector, evaluator, learner and experiment logger."""
+
+from ding.worker.collector import CollectorStats, SampleSerialCollector
+from ding.worker.evaluator import EvalResult, InteractionSerialEvaluator
+from ding.worker.learner import BaseLearner, load_checkpoint, save_checkpoint
+from ding.worker.logger import EVAL_CSV_COLUMNS, ExperimentLogger
+from ding.worker.replay_buffer import NaiveReplayBuffer
+
+__all__ = [
+    "EVAL_CSV_COLUMNS",
+    "BaseLearner",
+    "CollectorStats",
+    "EvalResult",
+    "ExperimentLogger",
+    "InteractionSerialEvaluator",
+    "NaiveReplayBuffer",
+    "SampleSerialCollector",
+    "load_checkpoint",
+    "save_checkpoint",
+]

@@ -1,0 +1,194 @@
+"""``InteractionSerialEvaluator``: play ``n_episode`` greedy episodes on the evaluator envs and judge them."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from ding.envs.env_manager import BaseEnvManager
+from ding.errors import ConfigError, EnvManagerError
+from ding.policy.base import EvalMode
+
+
+@dataclasses.dataclass(frozen=True)
+class EvalResult:
+    """One evaluation: the episodes' returns and what they mean for the run."""
+
+    train_iter: int
+    env_step: int
+    returns: tuple[float, ...]
+    stop_value: float | None
+    is_best: bool
+    duration: float
+
+    @property
+    def mean(self) -> float:
+        return float(np.mean(self.returns))
+
+    @property
+    def std(self) -> float:
+        return float(np.std(self.returns))
+
+    @property
+    def max(self) -> float:
+        return float(np.max(self.returns))
+
+    @property
+    def min(self) -> float:
+        return float(np.min(self.returns))
+
+    @property
+    def stop(self) -> bool:
+        """Whether the mean return reached ``stop_value``."""
+        return self.stop_value is not None and self.mean >= self.stop_value
+
+
+class InteractionSerialEvaluator:
+    """Evaluate a policy's eval mode every ``eval_freq`` training iterations.
+
+    Each evaluation resets every evaluator env and plays ``n_episode`` episodes, spread over the
+    envs (env ``i`` plays ``n_episode // env_num`` of them, one more for the first
+    ``n_episode % env_num`` envs). Abnormal episodes (``info['abnormal']``) are replayed, not counted.
+    The return of an episode is ``info['eval_episode_return']`` at its end (the summed rewards if
+    the env gives none). A mean above every earlier one is a new best: ``save_ckpt_fn('ckpt_best.pth.tar')``
+    is called. The run should stop once the mean reaches ``stop_value``.
+
+    Example:
+        >>> from functools import partial
+        >>> from ding.envs.env_manager import create_env_manager
+        >>> from ding.policy.dqn import DQNPolicy
+        >>> from dizoo.classic_control.cartpole.envs import CartPoleEnv
+        >>> env = create_env_manager({'type': 'base'}, [partial(CartPoleEnv, cfg={}) for _ in range(2)])
+        >>> env.seed(0, dynamic_seed=False)
+        >>> policy = DQNPolicy({'model': {'obs_shape': 4, 'action_shape': 2}})
+        >>> evaluator = InteractionSerialEvaluator(env, policy.eval_mode, n_episode=3, stop_value=195, eval_freq=100)
+        >>> evaluator.should_eval(0), evaluator.should_eval(50)
+        (True, True)
+        >>> stop, result = evaluator.eval(train_iter=0)
+        >>> len(result.returns), result.is_best, stop, evaluator.should_eval(50), evaluator.should_eval(100)
+        (3, True, False, False, True)
+        >>> evaluator.close()
+    """
+
+    def __init__(
+        self,
+        env: BaseEnvManager,
+        policy: EvalMode,
+        n_episode: int,
+        stop_value: float | None,
+        eval_freq: int,
+        max_episode_attempts: int = 10,
+    ) -> None:
+        if not isinstance(n_episode, int) or isinstance(n_episode, bool) or n_episode < 1:
+            raise ConfigError(f"env.n_evaluator_episode must be an int >= 1, got {n_episode!r}")
+        if not isinstance(eval_freq, int) or isinstance(eval_freq, bool) or eval_freq < 1:
+            raise ConfigError(f"policy.eval.evaluator.eval_freq must be an int >= 1, got {eval_freq!r}")
+        if stop_value is not None and (isinstance(stop_value, bool) or not isinstance(stop_value, (int, float))):
+            raise ConfigError(f"env.stop_value must be a number or None, got {stop_value!r}")
+        self._env = env
+        self._policy = policy
+        self._n_episode = n_episode
+        self._stop_value = stop_value
+        self._eval_freq = eval_freq
+        self._max_attempts = max_episode_attempts
+        self._last_eval_iter: int | None = None
+        self._best = -math.inf
+
+    @property
+    def best_return(self) -> float | None:
+        """The best mean return so far (None before the first evaluation)."""
+        return None if self._best == -math.inf else self._best
+
+    @property
+    def last_eval_iter(self) -> int | None:
+        return self._last_eval_iter
+
+    def should_eval(self, train_iter: int) -> bool:
+        """True at the first call and then once ``eval_freq`` iterations passed since the last evaluation."""
+        if self._last_eval_iter is None:
+            return True
+        return train_iter != self._last_eval_iter and train_iter - self._last_eval_iter >= self._eval_freq
+
+    def quotas(self) -> dict[int, int]:
+        """Episodes each evaluator env plays per evaluation."""
+        env_num = self._env.env_num
+        base, extra = divmod(self._n_episode, env_num)
+        return {env_id: base + (1 if env_id < extra else 0) for env_id in range(env_num)}
+
+    def eval(
+        self,
+        save_ckpt_fn: Callable[[str], Any] | None = None,
+        train_iter: int = 0,
+        env_step: int = 0,
+    ) -> tuple[bool, EvalResult]:
+        """Play the episodes; return whether ``stop_value`` is reached, and the result."""
+        start = time.monotonic()
+        returns = self._play()
+        self._last_eval_iter = train_iter
+        mean = float(np.mean(returns))
+        is_best = mean > self._best
+        if is_best:
+            self._best = mean
+            if save_ckpt_fn is not None:
+                save_ckpt_fn("ckpt_best.pth.tar")
+        result = EvalResult(
+            train_iter=train_iter,
+            env_step=env_step,
+            returns=tuple(returns),
+            stop_value=self._stop_value,
+            is_best=is_best,
+            duration=time.monotonic() - start,
+        )
+        return result.stop, result
+
+    def _play(self) -> list[float]:
+        env = self._env
+        if not env.launched:
+            env.launch()
+        else:
+            env.reset()
+        left = {env_id: count for env_id, count in self.quotas().items() if count > 0}
+        attempts = 0
+        summed: dict[int, float] = {}
+        returns: list[float] = []
+        while left:
+            ready = {env_id: obs for env_id, obs in env.ready_obs.items() if env_id in left}
+            if ready:
+                outputs = self._policy.forward(ready)
+                timesteps = env.step({env_id: outputs[env_id]["action"] for env_id in ready})
+            elif getattr(env, "in_flight_env_ids", []):
+                timesteps = env.step({})
+            else:
+                raise EnvManagerError(
+                    f"the evaluator's envs {sorted(left)} stopped before their episodes were played: they finished "
+                    "env.manager.episode_num episodes; evaluation needs episode_num=inf"
+                )
+            for env_id, timestep in timesteps.items():
+                if env_id not in left:
+                    continue
+                if timestep.info.get("abnormal", False):
+                    summed.pop(env_id, None)
+                    attempts += 1
+                    if attempts > self._max_attempts:
+                        raise EnvManagerError(f"evaluation gave up after {attempts} abnormal episodes")
+                    continue
+                summed[env_id] = summed.get(env_id, 0.0) + float(np.sum(timestep.reward))
+                if timestep.done:
+                    returns.append(_episode_return(timestep.info, summed.pop(env_id)))
+                    left[env_id] -= 1
+                    if left[env_id] == 0:
+                        del left[env_id]
+        return returns
+
+    def close(self) -> None:
+        self._env.close()
+
+
+def _episode_return(info: Mapping[str, Any], summed: float) -> float:
+    value = info.get("eval_episode_return", summed)
+    return float(np.sum(value))

@@ -1,0 +1,100 @@
+"""``BaseLearner``: run a policy's updates, count iterations, log statistics and save checkpoints."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+from collections.abc import Mapping
+from typing import Any
+
+import torch
+
+from ding.errors import ConfigError
+from ding.policy.base import LearnMode
+from ding.worker.logger import ExperimentLogger
+
+CKPT_BEST = "ckpt_best.pth.tar"
+
+
+def iteration_ckpt_name(train_iter: int) -> str:
+    """The name of the periodic checkpoint at ``train_iter`` (``iteration_<N>.pth.tar``)."""
+    return f"iteration_{train_iter}.pth.tar"
+
+
+def save_checkpoint(state: Mapping[str, Any], path: str | os.PathLike[str]) -> pathlib.Path:
+    """Write ``state`` with ``torch.save`` atomically (a temporary file renamed into place)."""
+    target = pathlib.Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    temporary = target.with_name(target.name + ".tmp")
+    torch.save(dict(state), temporary)
+    os.replace(temporary, target)
+    return target
+
+
+def load_checkpoint(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read a checkpoint written by :func:`save_checkpoint` (tensors and plain values only)."""
+    file = pathlib.Path(path)
+    if not file.is_file():
+        raise FileNotFoundError(f"checkpoint {file} does not exist")
+    try:
+        state = torch.load(file, map_location="cpu", weights_only=True)
+    except Exception as err:  # torch raises many kinds for a file that is not a checkpoint
+        raise ValueError(f"{file} is not a ding checkpoint: {type(err).__name__}: {str(err).splitlines()[0]}") from err
+    if not isinstance(state, dict) or "model" not in state:
+        raise ValueError(f"{file} is not a ding checkpoint: it holds no 'model' state")
+    return state
+
+
+class BaseLearner:
+    """Call ``policy.forward(batch)`` per :meth:`train`, count iterations and keep checkpoints.
+
+    ``hook`` is the policy's ``learn.learner.hook`` section: statistics are logged every
+    ``log_show_after_iter`` iterations and ``ckpt/iteration_<N>.pth.tar`` is saved every
+    ``save_ckpt_after_iter``. A checkpoint holds the policy's state (``model``, ...) plus
+    ``last_iter`` and ``last_step``.
+    """
+
+    def __init__(
+        self,
+        policy: LearnMode,
+        ckpt_dir: str | os.PathLike[str],
+        logger: ExperimentLogger | None = None,
+        hook: Mapping[str, Any] | None = None,
+    ) -> None:
+        hook = dict(hook or {})
+        self._log_every = _positive_int(hook.get("log_show_after_iter", 100), "log_show_after_iter")
+        self._ckpt_every = _positive_int(hook.get("save_ckpt_after_iter", 10000), "save_ckpt_after_iter")
+        self._policy = policy
+        self.ckpt_dir = pathlib.Path(ckpt_dir)
+        self._logger = logger
+        self.train_iter = 0
+        self.last_stats: dict[str, float] = {}
+
+    @property
+    def batch_size(self) -> int:
+        return self._policy.batch_size
+
+    def train(self, batch: list[dict[str, Any]], env_step: int = 0) -> dict[str, float]:
+        """One update; returns the policy's statistics."""
+        stats = self._policy.forward(batch)
+        self.train_iter += 1
+        self.last_stats = stats
+        if self._logger is not None and self.train_iter % self._log_every == 0:
+            self._logger.scalars("learner_iter", stats, self.train_iter)
+        if self.train_iter % self._ckpt_every == 0:
+            self.save_checkpoint(iteration_ckpt_name(self.train_iter), env_step)
+        return stats
+
+    def save_checkpoint(self, name: str, env_step: int = 0) -> pathlib.Path:
+        """Save the policy's state as ``ckpt/<name>``."""
+        state = {**self._policy.state_dict(), "last_iter": self.train_iter, "last_step": env_step}
+        path = save_checkpoint(state, self.ckpt_dir / name)
+        if self._logger is not None:
+            self._logger.info(f"saved checkpoint {path} (train iter {self.train_iter}, env step {env_step})")
+        return path
+
+
+def _positive_int(value: Any, key: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ConfigError(f"policy.learn.learner.hook.{key} must be an int >= 1, got {value!r}")
+    return value
