@@ -266,8 +266,12 @@ class BaseEnvManager:
         self._check_launched()
         checked = self._check_actions(actions)
         timesteps = self._step_envs(checked)
+        ready = self._ready_obs
         for env_id, timestep in timesteps.items():
-            self._after_step(env_id, timestep)
+            if timestep.done:
+                self._after_step(env_id, timestep)
+            else:  # the common case, inlined
+                ready[env_id] = timestep.obs
         return timesteps
 
     def step_batch(self, actions: Any) -> BatchTimestep:
@@ -392,6 +396,7 @@ class BaseEnvManager:
             raise ValueError(f"step() got no actions; ready env ids: {self.ready_obs_id}")
         assert self._action_check is not None
         checked = {}
+        check = self._action_check
         for env_id, action in actions.items():
             if env_id not in ready:
                 if isinstance(env_id, (int, np.integer)) and 0 <= env_id < self._env_num:
@@ -403,7 +408,7 @@ class BaseEnvManager:
                     f"unknown env id {env_id!r}; ids are 0..{self._env_num - 1}, ready: {self.ready_obs_id}"
                 )
             try:
-                checked[int(env_id)] = self._action_check(action)
+                checked[int(env_id)] = check(action)
             except (TypeError, ValueError) as err:
                 raise type(err)(f"env {env_id}: {err}") from None
         return checked

@@ -1,0 +1,42 @@
+"""``eval_checkpoint``: evaluate a saved checkpoint on the evaluator envs a config names."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ding.entry.utils import compile_for_run, create_env_managers, create_policy, load_input_config, set_pkg_seed
+from ding.errors import ConfigError
+from ding.worker import EvalResult, InteractionSerialEvaluator, load_checkpoint
+
+
+def eval_checkpoint(
+    input_cfg: Any, load_path: str | os.PathLike[str], seed: int = 0, n_episode: int | None = None
+) -> EvalResult:
+    """Load ``load_path`` into the config's policy and play ``n_episode`` (default ``env.n_evaluator_episode``)
+    greedy episodes on its evaluator envs, seeded like a training run's evaluations with ``seed``.
+
+    A missing file, a file that is no checkpoint, or one whose model does not fit the config's model
+    raises an error naming the file.
+    """
+    main, create = load_input_config(input_cfg)
+    cfg, _ = compile_for_run(main, create, seed, None)
+    state = load_checkpoint(load_path)
+    set_pkg_seed(seed)
+    policy = create_policy(cfg, seed)
+    try:
+        policy.eval_mode.load_state_dict(state)
+    except RuntimeError as err:
+        first = str(err).splitlines()[0].rstrip(":. ")
+        raise ConfigError(f"checkpoint {load_path} does not fit the model of this config: {first}") from err
+    if n_episode is None:
+        n_episode = cfg.env.n_evaluator_episode
+    _, env = create_env_managers(cfg, collect=False)
+    assert env is not None
+    try:
+        env.seed(seed, dynamic_seed=False)
+        evaluator = InteractionSerialEvaluator(env, policy.eval_mode, n_episode, cfg.env.stop_value, eval_freq=1)
+        _, result = evaluator.eval(train_iter=int(state.get("last_iter", 0)), env_step=int(state.get("last_step", 0)))
+    finally:
+        env.close()
+    return result

@@ -1,0 +1,265 @@
+"""``serial_pipeline``: train an off-policy policy (DQN) on the env a config names, evaluating as it goes.
+
+One process runs everything in turn: the collector's env manager gathers samples into the replay
+buffer, the learner updates the policy from sampled batches, and every ``eval_freq`` updates the
+evaluator's env manager plays greedy episodes. The run ends when the evaluation reaches
+``env.stop_value``, at ``max_env_step`` / ``max_train_iter``, or on Ctrl-C (a checkpoint is saved).
+
+The experiment directory (``<root>/<exp_name>``) receives:
+
+- ``total_config.py``: the compiled config (``ding.config.read_config`` loads it and
+  ``compile_config`` gives the same config again);
+- ``ckpt/ckpt_best.pth.tar`` (the best evaluation so far), ``ckpt/iteration_<N>.pth.tar`` (every
+  ``policy.learn.learner.hook.save_ckpt_after_iter`` updates and at the end of the run);
+- ``log/serial_logger.txt``, ``log/eval.csv`` and a tensorboard event file in ``log/serial/``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import pathlib
+import time
+from typing import Any
+
+from easydict import EasyDict
+
+from ding.config import save_config
+from ding.entry.utils import (
+    compile_for_run,
+    create_env_managers,
+    create_policy,
+    load_input_config,
+    set_pkg_seed,
+)
+from ding.errors import ConfigError
+from ding.worker import (
+    BaseLearner,
+    EvalResult,
+    ExperimentLogger,
+    InteractionSerialEvaluator,
+    NaiveReplayBuffer,
+    SampleSerialCollector,
+)
+from ding.worker.learner import CKPT_BEST, iteration_ckpt_name
+
+
+@dataclasses.dataclass(frozen=True)
+class SerialResult:
+    """What a training run achieved and where it left its files."""
+
+    exp_dir: pathlib.Path
+    seed: int
+    stop_value: float | None
+    stop_value_reached: bool
+    best_eval_return: float | None
+    last_eval_return: float | None
+    env_step: int
+    train_iter: int
+    wall_time: float
+    interrupted: bool = False
+
+    @property
+    def ckpt_best(self) -> pathlib.Path:
+        return self.exp_dir / "ckpt" / CKPT_BEST
+
+    def summary(self) -> str:
+        """One line for people.
+
+        >>> SerialResult(pathlib.Path('exp'), 0, 195, True, 200.0, 200.0, 9000, 4500, 12.34).summary()
+        'seed 0: reached stop_value 195 (best eval return 200.00) at env step 9000, train iter 4500 in 12.3 s; exp'
+        """
+        if self.interrupted:
+            outcome = "interrupted"
+        elif self.stop_value_reached:
+            outcome = f"reached stop_value {self.stop_value}"
+        elif self.stop_value is None:
+            outcome = "finished (no stop_value)"
+        else:
+            outcome = f"stopped before stop_value {self.stop_value}"
+        best = "none" if self.best_eval_return is None else f"{self.best_eval_return:.2f}"
+        return (
+            f"seed {self.seed}: {outcome} (best eval return {best}) at env step {self.env_step}, "
+            f"train iter {self.train_iter} in {self.wall_time:.1f} s; {self.exp_dir}"
+        )
+
+
+def serial_pipeline(
+    input_cfg: Any,
+    seed: int = 0,
+    max_train_iter: int | None = None,
+    max_env_step: int | None = None,
+    exp_name: str | None = None,
+    *,
+    root: str | os.PathLike[str] | None = None,
+) -> SerialResult:
+    """Train and evaluate what the config names; return a :class:`SerialResult`.
+
+    ``input_cfg`` is a config file path or a ``(main_config, create_config)`` pair. The experiment
+    directory is ``exp_name`` when given, else the config's ``exp_name`` with ``_seed<seed>``
+    (replacing such a suffix the name has), under ``root`` (default: the current directory); files
+    of an earlier run there are overwritten. The same seed gives the same run: Python's, numpy's
+    and torch's generators, the envs (collector envs with ``seed + i`` and a new episode seed per
+    reset, evaluator envs with fixed ones), exploration and replay sampling are all seeded.
+    """
+    started = time.monotonic()
+    main, create = load_input_config(input_cfg)
+    _check_limit(max_train_iter, "max_train_iter")
+    _check_limit(max_env_step, "max_env_step")
+    cfg, names = compile_for_run(main, create, seed, exp_name)
+    exp_dir = pathlib.Path(root if root is not None else os.getcwd()) / cfg.exp_name
+    set_pkg_seed(seed)
+    policy = create_policy(cfg, seed)
+    settings = _pipeline_settings(cfg)
+    buffer = NaiveReplayBuffer(settings["replay_buffer_size"], seed=seed)
+    save_config(cfg, names, exp_dir / "total_config.py")
+    logger = ExperimentLogger(exp_dir)
+    collector_env = evaluator_env = None
+    try:
+        collector_env, evaluator_env = create_env_managers(cfg)
+        assert collector_env is not None and evaluator_env is not None
+        collector_env.seed(seed)
+        evaluator_env.seed(seed, dynamic_seed=False)
+        learner = BaseLearner(policy.learn_mode, exp_dir / "ckpt", logger, settings["hook"])
+        collector = SampleSerialCollector(collector_env, policy.collect_mode)
+        evaluator = InteractionSerialEvaluator(
+            evaluator_env, policy.eval_mode, cfg.env.n_evaluator_episode, cfg.env.stop_value, settings["eval_freq"]
+        )
+        logger.info(
+            f"experiment {cfg.exp_name}: env {cfg.env.type} ({cfg.env.collector_env_num} collector, "
+            f"{cfg.env.evaluator_env_num} evaluator envs, {cfg.env.manager.type} manager), policy {cfg.policy.type}, "
+            f"seed {seed}, stop_value {cfg.env.stop_value}, max_env_step {max_env_step}, max_train_iter {max_train_iter}"
+        )
+        run = _Run(policy, buffer, learner, collector, evaluator, logger, settings, max_train_iter, max_env_step)
+        return run.execute(exp_dir, seed, cfg.env.stop_value, started)
+    finally:
+        for env in (collector_env, evaluator_env):
+            if env is not None:
+                env.close()
+        logger.close()
+
+
+def _check_limit(value: Any, name: str) -> None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise ConfigError(f"{name} must be an int >= 1 or None, got {value!r}")
+
+
+def _pipeline_settings(cfg: EasyDict) -> dict[str, Any]:
+    """The policy-config values the pipeline itself uses (with DI-engine's defaults where a policy omits them)."""
+    policy = cfg.policy
+    other = policy.get("other") or {}
+    learn = policy.get("learn") or {}
+    evaluator = (policy.get("eval") or {}).get("evaluator") or {}
+    hook = dict((learn.get("learner") or {}).get("hook") or {})
+    return {
+        "replay_buffer_size": (other.get("replay_buffer") or {}).get("replay_buffer_size", 10000),
+        "eval_freq": evaluator.get("eval_freq", 1000),
+        "hook": hook,
+        "save_ckpt_after_run": hook.get("save_ckpt_after_run", True),
+        "log_every": hook.get("log_show_after_iter", 100),
+    }
+
+
+class _Run:
+    """The training loop of one :func:`serial_pipeline` call."""
+
+    def __init__(
+        self,
+        policy: Any,
+        buffer: NaiveReplayBuffer,
+        learner: BaseLearner,
+        collector: SampleSerialCollector,
+        evaluator: InteractionSerialEvaluator,
+        logger: ExperimentLogger,
+        settings: dict[str, Any],
+        max_train_iter: int | None,
+        max_env_step: int | None,
+    ) -> None:
+        self.policy = policy
+        self.buffer = buffer
+        self.learner = learner
+        self.collector = collector
+        self.evaluator = evaluator
+        self.logger = logger
+        self.settings = settings
+        self.max_train_iter = max_train_iter
+        self.max_env_step = max_env_step
+        self.last_eval: EvalResult | None = None
+        self.next_collector_log = settings["log_every"]
+
+    def execute(self, exp_dir: pathlib.Path, seed: int, stop_value: float | None, started: float) -> SerialResult:
+        interrupted = reached = False
+        try:
+            reached = self.loop()
+            if not reached and self.evaluator.last_eval_iter != self.learner.train_iter:
+                reached = self.evaluate()
+        except KeyboardInterrupt:
+            interrupted = True
+            self.logger.info("interrupted (Ctrl-C): saving a checkpoint and closing the envs")
+        if interrupted or self.settings["save_ckpt_after_run"]:
+            self.learner.save_checkpoint(iteration_ckpt_name(self.learner.train_iter), self.collector.env_step)
+        result = SerialResult(
+            exp_dir=exp_dir,
+            seed=seed,
+            stop_value=stop_value,
+            stop_value_reached=reached,
+            best_eval_return=self.evaluator.best_return,
+            last_eval_return=None if self.last_eval is None else self.last_eval.mean,
+            env_step=self.collector.env_step,
+            train_iter=self.learner.train_iter,
+            wall_time=time.monotonic() - started,
+            interrupted=interrupted,
+        )
+        self.logger.info(result.summary())
+        return result
+
+    def evaluate(self) -> bool:
+        learner, collector = self.learner, self.collector
+
+        def save_best(name: str) -> None:
+            learner.save_checkpoint(name, collector.env_step)
+
+        stop, result = self.evaluator.eval(save_best, learner.train_iter, collector.env_step)
+        self.last_eval = result
+        self.logger.eval_result(result)
+        return stop
+
+    def limit_reached(self) -> bool:
+        return (self.max_env_step is not None and self.collector.env_step >= self.max_env_step) or (
+            self.max_train_iter is not None and self.learner.train_iter >= self.max_train_iter
+        )
+
+    def loop(self) -> bool:
+        """Collect, learn and evaluate until a stop condition; True when ``stop_value`` was reached."""
+        collect_mode = self.policy.collect_mode
+        learner, collector, buffer = self.learner, self.collector, self.buffer
+        batch_size = learner.batch_size
+        updates = self.policy.learn_mode.update_per_collect
+        while True:
+            if self.evaluator.should_eval(learner.train_iter) and self.evaluate():
+                return True
+            kwargs = collect_mode.collect_kwargs(collector.env_step)
+            buffer.push(collector.collect(train_iter=learner.train_iter, policy_kwargs=kwargs))
+            for _ in range(updates):
+                batch = buffer.sample(batch_size)
+                if batch is None:
+                    break
+                learner.train(batch, collector.env_step)
+                if self.max_train_iter is not None and learner.train_iter >= self.max_train_iter:
+                    break
+            if learner.train_iter >= self.next_collector_log:
+                self.next_collector_log = learner.train_iter + self.settings["log_every"]
+                self.log_collector(kwargs)
+            if self.limit_reached():
+                return False
+
+    def log_collector(self, kwargs: dict[str, Any]) -> None:
+        returns = self.collector.pop_returns()
+        values: dict[str, float] = {
+            "episode_count": self.collector.episode_count,
+            "buffer_size": len(self.buffer),
+            **{key: float(value) for key, value in kwargs.items() if isinstance(value, (int, float))},
+        }
+        if returns:
+            values["episode_return_mean"] = sum(returns) / len(returns)
+        self.logger.scalars("collector_step", values, self.collector.env_step)
