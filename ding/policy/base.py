@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 from easydict import EasyDict
 
 from ding.config.merge import deep_merge_dicts
+from ding.config.shapes import SHAPE_KEYS
 from ding.errors import ConfigError
 
 NAME_KEYS = ("type", "import_names")
@@ -68,7 +69,10 @@ class Policy:
         if cfg is not None and not isinstance(cfg, Mapping):
             raise ConfigError(f"policy config must be a dict, got {type(cfg).__name__} {cfg!r}")
         user = {key: value for key, value in dict(cfg or {}).items() if key not in NAME_KEYS}
-        self._cfg = EasyDict(deep_merge_dicts(self.default_config(), user, strict=True, path="policy"))
+        defaults = self.default_config()
+        if isinstance(defaults.get("model"), dict) and defaults["model"]:
+            defaults["model"] = {**dict.fromkeys(SHAPE_KEYS), **defaults["model"]}
+        self._cfg = EasyDict(deep_merge_dicts(defaults, user, strict=True, path="policy"))
 
     @property
     def cfg(self) -> EasyDict:

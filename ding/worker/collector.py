@@ -126,7 +126,7 @@ class SampleSerialCollector:
             self._traj.pop(env_id, None)
             summed = self._returns.pop(env_id, 0.0)
             self.stats.episode_count += 1
-            self.stats.finished_returns.append(float(timestep.info.get("eval_episode_return", summed)))
+            self.stats.finished_returns.append(float(np.sum(timestep.info.get("eval_episode_return", summed))))
         return samples
 
     def close(self) -> None:

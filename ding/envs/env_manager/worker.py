@@ -247,8 +247,10 @@ def worker_main(
     spin_limit: float = 0.0,
 ) -> None:
     """Entry point of a worker process; ``spin_limit`` bounds its spin-wait for the next step (0: block)."""
-    _die_with_parent()
-    if os.getppid() != parent_pid:  # the parent died before the death signal was armed
+    _die_with_parent()  # the kernel's parent: the manager (fork, spawn) or the forkserver, which dies with it
+    try:
+        os.kill(parent_pid, 0)
+    except ProcessLookupError:  # the manager died before the death signal was armed
         return
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it closes workers
     _single_thread_numerics()

@@ -95,3 +95,12 @@ def test_private_buffers_use_no_shared_memory() -> None:
         assert manager.shared_memory_names == [] and shared.shared_memory_names
         for _ in range(30):
             np.testing.assert_array_equal(manager.step_batch([0, 1, 1, 0]).obs, shared.step_batch([0, 1, 1, 0]).obs)
+
+
+@pytest.mark.parametrize("context", ["spawn", "forkserver"])
+def test_other_start_methods_give_the_same_steps(context: str) -> None:
+    cfg = {"type": "subprocess", "envs_per_worker": 2, "context": context}
+    with cartpoles(cfg) as manager, cartpoles({"type": "base"}) as reference:
+        for _ in range(20):
+            batch = manager.step_batch([1, 0, 1, 0])
+            np.testing.assert_array_equal(batch.obs, reference.step_batch([1, 0, 1, 0]).obs)
