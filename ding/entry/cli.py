@@ -3,21 +3,37 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from ding.config import read_config
 from ding.errors import DingError
 
 MODES = {
     "spec": "print the env's wrapper chain with each step's spaces and bytes per step, from the config alone",
+    "serial": "train and evaluate the config's policy on its env (one run per --seed); writes the experiment "
+    "directory <exp_name>_seed<seed>/ with total_config.py, ckpt/ and log/",
+    "eval": "evaluate the checkpoint --load-path on the config's evaluator envs and print the mean return",
 }
+
+EPILOG = """examples:
+  ding -m spec -c dizoo/classic_control/cartpole/config/cartpole_dqn_config.py
+  ding -m serial -c dizoo/classic_control/cartpole/config/cartpole_dqn_config.py -s 0 -s 1
+  ding -m serial -c cfg.py --exp-name smoke --env-step 200
+  ding -m eval -c cfg.py --load-path cartpole_dqn_seed0/ckpt/ckpt_best.pth.tar
+
+Ctrl-C during -m serial saves ckpt/iteration_<N>.pth.tar, closes the envs and exits with status 130."""
+
+INTERRUPTED = 130
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ding",
         description="Run a ding config. Modes:\n" + "\n".join(f"  {name:8s} {text}" for name, text in MODES.items()),
+        epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("-m", "--mode", required=True, choices=sorted(MODES), help="what to do with the config")
@@ -25,9 +41,20 @@ def build_parser() -> argparse.ArgumentParser:
         "-c", "--config", required=True, help="path of a Python config file (main_config, create_config)"
     )
     parser.add_argument(
-        "-s", "--seed", type=int, action="append", help="random seed; repeat the flag for one run per seed (default 0)"
+        "-s",
+        "--seed",
+        type=int,
+        action="append",
+        help="random seed; serial: repeat the flag for one run per seed (default 0); eval: default the config's seed",
     )
-    parser.add_argument("--exp-name", help="experiment name (default: the config's exp_name)")
+    parser.add_argument(
+        "--exp-name",
+        help="experiment directory (serial; default: the config's exp_name with _seed<seed>); with several seeds "
+        "each run gets <exp-name>_seed<seed>",
+    )
+    parser.add_argument("--env-step", type=int, metavar="N", help="serial: stop after N collected env steps")
+    parser.add_argument("--train-iter", type=int, metavar="N", help="serial: stop after N training iterations")
+    parser.add_argument("--load-path", metavar="CKPT", help="eval: the checkpoint file to evaluate (required)")
     return parser
 
 
@@ -38,15 +65,88 @@ def run_spec(config_path: str) -> str:
     return format_spec_table(spec_trace_from_config(main_config, create_config))
 
 
+def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Reject options the chosen mode does not use (argparse's one-line error, exit status 2)."""
+    used_by = {"env_step": ("serial",), "train_iter": ("serial",), "exp_name": ("serial",), "load_path": ("eval",)}
+    for option, modes in used_by.items():
+        if getattr(args, option) is not None and args.mode not in modes:
+            flag = "--" + option.replace("_", "-")
+            parser.error(f"{flag} is not used by -m {args.mode} (only by -m {', -m '.join(modes)})")
+    if args.mode == "eval" and args.load_path is None:
+        parser.error("-m eval needs --load-path CKPT, the checkpoint to evaluate")
+    for option in ("env_step", "train_iter"):
+        value = getattr(args, option)
+        if value is not None and value < 1:
+            parser.error(f"--{option.replace('_', '-')} must be >= 1, got {value}")
+    if args.mode == "eval" and args.seed is not None and len(args.seed) > 1:
+        parser.error("-m eval takes one --seed")
+
+
+def run_serial(args: argparse.Namespace) -> int:
+    from ding.entry.serial_entry import serial_pipeline
+
+    seeds = args.seed or [0]
+    for seed in seeds:
+        exp_name = args.exp_name
+        if exp_name is not None and len(seeds) > 1:
+            exp_name = f"{exp_name}_seed{seed}"
+        result = serial_pipeline(
+            args.config, seed=seed, max_train_iter=args.train_iter, max_env_step=args.env_step, exp_name=exp_name
+        )
+        print(result.summary(), flush=True)
+        if result.interrupted:
+            return INTERRUPTED
+    return 0
+
+
+def run_eval(args: argparse.Namespace) -> str:
+    from ding.entry.eval_entry import eval_checkpoint
+
+    result = eval_checkpoint(args.config, args.load_path, seed=args.seed[0] if args.seed else None)
+    stop = ""
+    if result.stop_value is not None:
+        stop = f"; stop_value {result.stop_value} {'reached' if result.stop else 'not reached'}"
+    return (
+        f"eval return mean {result.mean:.2f} (std {result.std:.2f}, min {result.min:.2f}, max {result.max:.2f}) "
+        f"over {len(result.returns)} episodes{stop}"
+    )
+
+
+@contextlib.contextmanager
+def _progress_on_stderr() -> Iterator[None]:
+    """Show a training run's progress lines (the library logs them to ``ding.serial``) on stderr."""
+    logger = logging.getLogger("ding.serial")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    check_arguments(parser, args)
+    status = 0
     try:
         if args.mode == "spec":
             print(run_spec(args.config))
+        elif args.mode == "serial":
+            with _progress_on_stderr():
+                status = run_serial(args)
+        elif args.mode == "eval":
+            print(run_eval(args))
     except (DingError, OSError) as err:
-        parser.exit(2, f"ding: error: {err}\n")
-    return 0
+        message = " ".join(str(err).split("\n--- original traceback ---")[0].split())
+        parser.exit(2, f"ding: error: {message}\n")
+    except KeyboardInterrupt:
+        parser.exit(INTERRUPTED, "ding: interrupted\n")
+    return int(status)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 One process runs everything in turn: the collector's env manager gathers samples into the replay
 buffer, the learner updates the policy from sampled batches, and every ``eval_freq`` updates the
 evaluator's env manager plays greedy episodes. The run ends when the evaluation reaches
-``env.stop_value``, at ``max_env_step`` / ``max_train_iter``, or on Ctrl-C (a checkpoint is saved).
+``env.stop_value``, at ``max_env_step`` / ``max_train_iter`` (after one more evaluation of the final
+policy), or on Ctrl-C (a checkpoint is saved).
 
 The experiment directory (``<root>/<exp_name>``) receives:
 
@@ -22,6 +23,7 @@ import pathlib
 import time
 from typing import Any
 
+import torch
 from easydict import EasyDict
 
 from ding.config import save_config
@@ -31,6 +33,7 @@ from ding.entry.utils import (
     create_policy,
     load_input_config,
     set_pkg_seed,
+    torch_thread_count,
 )
 from ding.errors import ConfigError
 from ding.worker import (
@@ -92,26 +95,57 @@ def serial_pipeline(
     exp_name: str | None = None,
     *,
     root: str | os.PathLike[str] | None = None,
+    model: torch.nn.Module | None = None,
+    torch_threads: int | None = 1,
 ) -> SerialResult:
     """Train and evaluate what the config names; return a :class:`SerialResult`.
 
     ``input_cfg`` is a config file path or a ``(main_config, create_config)`` pair. The experiment
     directory is ``exp_name`` when given, else the config's ``exp_name`` with ``_seed<seed>``
-    (replacing such a suffix the name has), under ``root`` (default: the current directory); files
-    of an earlier run there are overwritten. The same seed gives the same run: Python's, numpy's
-    and torch's generators, the envs (collector envs with ``seed + i`` and a new episode seed per
-    reset, evaluator envs with fixed ones), exploration and replay sampling are all seeded.
+    (replacing such a suffix the name has), under ``root`` (default: the current directory); an
+    earlier run's files there (checkpoints, logs, tensorboard events) are replaced. The same seed
+    gives the same run: Python's, numpy's and torch's generators, the envs (collector envs with
+    ``seed + i`` and a new episode seed per reset, evaluator envs with fixed ones), exploration and
+    replay sampling are all seeded.
+
+    ``model`` replaces the model the policy would build from ``policy.model`` (its obs and action
+    shapes must still match the env's). ``torch_threads`` is torch's intra-op thread count during the
+    run (restored afterwards; None leaves it alone). One thread is fastest for the small models of
+    classic-control tasks and keeps torch from competing with env worker processes for the cores.
     """
     started = time.monotonic()
     main, create = load_input_config(input_cfg)
     _check_limit(max_train_iter, "max_train_iter")
     _check_limit(max_env_step, "max_env_step")
+    with torch_thread_count(torch_threads):
+        return _serial_pipeline(main, create, seed, max_train_iter, max_env_step, exp_name, root, model, started)
+
+
+def _serial_pipeline(
+    main: dict[str, Any],
+    create: dict[str, Any],
+    seed: int,
+    max_train_iter: int | None,
+    max_env_step: int | None,
+    exp_name: str | None,
+    root: str | os.PathLike[str] | None,
+    model: torch.nn.Module | None,
+    started: float,
+) -> SerialResult:
     cfg, names = compile_for_run(main, create, seed, exp_name)
+    seed = cfg.seed
     exp_dir = pathlib.Path(root if root is not None else os.getcwd()) / cfg.exp_name
     set_pkg_seed(seed)
-    policy = create_policy(cfg, seed)
+    policy = create_policy(cfg, seed, model)
     settings = _pipeline_settings(cfg)
     buffer = NaiveReplayBuffer(settings["replay_buffer_size"], seed=seed)
+    batch_size = policy.learn_mode.batch_size
+    if batch_size > buffer.capacity:
+        raise ConfigError(
+            f"policy.learn.batch_size {batch_size} exceeds policy.other.replay_buffer.replay_buffer_size "
+            f"{buffer.capacity}: a batch could never be drawn"
+        )
+    _remove_earlier_run(exp_dir)
     save_config(cfg, names, exp_dir / "total_config.py")
     logger = ExperimentLogger(exp_dir)
     collector_env = evaluator_env = None
@@ -128,7 +162,8 @@ def serial_pipeline(
         logger.info(
             f"experiment {cfg.exp_name}: env {cfg.env.type} ({cfg.env.collector_env_num} collector, "
             f"{cfg.env.evaluator_env_num} evaluator envs, {cfg.env.manager.type} manager), policy {cfg.policy.type}, "
-            f"seed {seed}, stop_value {cfg.env.stop_value}, max_env_step {max_env_step}, max_train_iter {max_train_iter}"
+            f"seed {seed}, stop_value {cfg.env.stop_value}, max_env_step {max_env_step}, "
+            f"max_train_iter {max_train_iter}"
         )
         run = _Run(policy, buffer, learner, collector, evaluator, logger, settings, max_train_iter, max_env_step)
         return run.execute(exp_dir, seed, cfg.env.stop_value, started)
@@ -137,6 +172,13 @@ def serial_pipeline(
             if env is not None:
                 env.close()
         logger.close()
+
+
+def _remove_earlier_run(exp_dir: pathlib.Path) -> None:
+    """Delete the checkpoints and tensorboard events an earlier run left in ``exp_dir`` (its logs are rewritten)."""
+    for pattern in ("ckpt/*.pth.tar", "ckpt/*.pth.tar.tmp", "log/serial/events.out.tfevents.*"):
+        for path in exp_dir.glob(pattern):
+            path.unlink()
 
 
 def _check_limit(value: Any, name: str) -> None:
@@ -196,6 +238,9 @@ class _Run:
         except KeyboardInterrupt:
             interrupted = True
             self.logger.info("interrupted (Ctrl-C): saving a checkpoint and closing the envs")
+        except Exception as err:
+            self.logger.info(f"the run failed at train iter {self.learner.train_iter}: {type(err).__name__}: {err}")
+            raise
         if interrupted or self.settings["save_ckpt_after_run"]:
             self.learner.save_checkpoint(iteration_ckpt_name(self.learner.train_iter), self.collector.env_step)
         result = SerialResult(
@@ -210,7 +255,7 @@ class _Run:
             wall_time=time.monotonic() - started,
             interrupted=interrupted,
         )
-        self.logger.info(result.summary())
+        self.logger.info(result.summary(), echo=False)  # the caller reports the result itself
         return result
 
     def evaluate(self) -> bool:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import os
 import random
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -54,17 +55,20 @@ def experiment_name(config_exp_name: Any, seed: int) -> str:
 
 
 def compile_for_run(
-    main: Mapping[str, Any], create: Mapping[str, Any], seed: int, exp_name: str | None
+    main: Mapping[str, Any], create: Mapping[str, Any], seed: int | None, exp_name: str | None
 ) -> tuple[EasyDict, dict[str, Any]]:
     """The compiled config of a run, and the ``create_config`` that names its components.
 
-    A built-in policy's module is added to ``policy.import_names``, so the policy is registered and
-    the compiled config records where it comes from.
+    ``seed`` None takes the config's own (default 0). A built-in policy's module is added to
+    ``policy.import_names``, so the policy is registered and the compiled config records where it
+    comes from.
     """
+    if seed is None:
+        seed = main.get("seed", 0) if main.get("seed") is not None else 0
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise ConfigError(f"seed must be an int, got {type(seed).__name__} {seed!r}")
-    create = copy.deepcopy(dict(create))
-    policy_create = create.get("policy")
+    named = copy.deepcopy(dict(create))
+    policy_create = named.get("policy") or {}
     if isinstance(policy_create, Mapping):
         policy_type = policy_create.get("type")
         main_policy = main.get("policy")
@@ -72,15 +76,33 @@ def compile_for_run(
             policy_type = main_policy.get("type")
         imports = policy_create.get("import_names")
         if imports is None or isinstance(imports, (list, tuple)):
-            create["policy"] = {**policy_create, "import_names": with_builtin_import(policy_type, imports)}
+            with_module = with_builtin_import(policy_type, imports)
+            if with_module != list(imports or []):
+                named["policy"] = {**policy_create, "import_names": with_module}
     name = exp_name if exp_name is not None else experiment_name(main.get("exp_name"), seed)
-    cfg = compile_config(main, create, seed=seed, exp_name=name)
+    cfg = compile_config(main, named, seed=seed, exp_name=name)
     names = {
         "env": {"type": cfg.env.type, "import_names": list(cfg.env.import_names)},
         "env_manager": {"type": cfg.env.manager.type},
         "policy": {"type": cfg.policy.type, "import_names": list(cfg.policy.import_names)},
     }
     return cfg, names
+
+
+@contextlib.contextmanager
+def torch_thread_count(threads: int | None) -> Iterator[None]:
+    """Run the block with torch's intra-op thread count set to ``threads`` (None: unchanged), then restore it."""
+    if threads is None:
+        yield
+        return
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise ConfigError(f"torch_threads must be an int >= 1 or None, got {threads!r}")
+    previous = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
 
 
 def set_pkg_seed(seed: int) -> None:
@@ -90,10 +112,10 @@ def set_pkg_seed(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def create_policy(cfg: EasyDict, seed: int) -> Any:
-    """The registered policy ``cfg.policy.type``, built from ``cfg.policy``."""
+def create_policy(cfg: EasyDict, seed: int, model: Any = None) -> Any:
+    """The registered policy ``cfg.policy.type``, built from ``cfg.policy`` (around ``model`` when given)."""
     policy_cls: Any = POLICY_REGISTRY.get(cfg.policy.type)
-    return policy_cls(cfg.policy, seed=seed)
+    return policy_cls(cfg.policy, model=model, seed=seed)
 
 
 def create_env_managers(

@@ -152,7 +152,8 @@ class ConvEncoder(nn.Module):
         strides = list(stride) if stride is not None else _pad(DEFAULT_STRIDES, len(channels), 1)
         if len(kernels) != len(channels) or len(strides) != len(channels):
             raise ConfigError(
-                f"{len(channels)} conv layers (encoder_hidden_size_list {sizes}) need as many kernel sizes and strides; "
+                f"{len(channels)} conv layers (encoder_hidden_size_list {sizes}) need as many kernel sizes and "
+                "strides; "
                 f"got kernel_size {kernels}, stride {strides}"
             )
         layers: list[nn.Module] = []

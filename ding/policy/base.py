@@ -92,7 +92,13 @@ class Policy:
 
 
 def check_number(
-    value: Any, path: str, *, integer: bool = False, low: float | None = None, high: float | None = None, open_low=False
+    value: Any,
+    path: str,
+    *,
+    integer: bool = False,
+    low: float | None = None,
+    high: float | None = None,
+    open_low: bool = False,
 ) -> None:
     """Raise :class:`ConfigError` naming ``path`` unless ``value`` is a number (an int if ``integer``) in range.
 

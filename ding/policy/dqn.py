@@ -75,19 +75,19 @@ class DQNPolicy(Policy):
 
     def __init__(self, cfg: Mapping[str, Any] | None = None, model: nn.Module | None = None, seed: int = 0) -> None:
         super().__init__(cfg)
-        cfg = self._cfg
+        config = self._cfg
         self._check_config()
-        if cfg.cuda and not torch.cuda.is_available():
+        if config.cuda and not torch.cuda.is_available():
             raise ConfigError("policy.cuda is True but torch sees no CUDA device; set policy.cuda=False")
-        self._device = torch.device("cuda" if cfg.cuda else "cpu")
-        self._model = (model if model is not None else model_from_config(dict(cfg.model))).to(self._device)
+        self._device = torch.device("cuda" if config.cuda else "cpu")
+        self._model = (model if model is not None else model_from_config(dict(config.model))).to(self._device)
         self._target_model = copy.deepcopy(self._model)
         self._target_model.requires_grad_(False)
-        self._optimizer = torch.optim.Adam(self._model.parameters(), lr=cfg.learn.learning_rate)
-        self._gamma = float(cfg.discount_factor)
-        self._nstep = int(cfg.nstep)
+        self._optimizer = torch.optim.Adam(self._model.parameters(), lr=config.learn.learning_rate)
+        self._gamma = float(config.discount_factor)
+        self._nstep = int(config.nstep)
         self._rng = np.random.default_rng(seed)
-        self._epsilon = epsilon_from_config(cfg.other.eps)
+        self._epsilon = epsilon_from_config(config.other.eps)
         self._learn_iter = 0
 
     def _check_config(self) -> None:

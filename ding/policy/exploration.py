@@ -35,7 +35,7 @@ def epsilon_greedy(start: float, end: float, decay: int | float, type_: str = "e
     start, end, decay = float(start), float(end), float(decay)
     if type_ == "exp":
         return lambda step: end + (start - end) * math.exp(-step / decay)
-    return lambda step: start + (end - start) * min(step / decay, 1.0)
+    return lambda step: end if step >= decay else start + (end - start) * step / decay
 
 
 def epsilon_from_config(eps_cfg: Any) -> Callable[[int], float]:

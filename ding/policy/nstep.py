@@ -32,9 +32,11 @@ def nstep_samples(
 
     Example:
         >>> traj = [dict(obs=t, action=0, reward=float(t + 1), next_obs=t + 1, done=t == 2) for t in range(3)]
-        >>> [(s['obs'], s['reward'], s['next_obs'], s['done'], s['discount']) for s in nstep_samples(traj, 2, 0.5, False)]
+        >>> def show(samples):
+        ...     return [(s['obs'], s['reward'], s['next_obs'], s['done'], s['discount']) for s in samples]
+        >>> show(nstep_samples(traj[:2], 2, 0.5, episode_over=False))
         [(0, 2.0, 2, False, 0.25)]
-        >>> [(s['obs'], s['reward'], s['next_obs'], s['done'], s['discount']) for s in nstep_samples(traj, 2, 0.5, True)]
+        >>> show(nstep_samples(traj, 2, 0.5, episode_over=True))
         [(0, 2.0, 2, False, 0.25), (1, 3.5, 3, True, 0.25), (2, 3.0, 3, True, 0.5)]
     """
     if not isinstance(nstep, int) or isinstance(nstep, bool) or nstep < 1:
@@ -74,7 +76,9 @@ def double_dqn_target(
     Example:
         >>> target = double_dqn_target(
         ...     reward=torch.tensor([1.0, 2.0]), discount=torch.tensor([0.5, 0.5]), done=torch.tensor([0.0, 1.0]),
-        ...     next_q_online=torch.tensor([[0.0, 1.0], [1.0, 0.0]]), next_q_target=torch.tensor([[10.0, 4.0], [7.0, 8.0]]))
+        ...     next_q_online=torch.tensor([[0.0, 1.0], [1.0, 0.0]]),
+        ...     next_q_target=torch.tensor([[10.0, 4.0], [7.0, 8.0]]),
+        ... )
         >>> target.tolist()
         [3.0, 2.0]
     """

@@ -2,13 +2,14 @@
 
 from ding.worker.collector import CollectorStats, SampleSerialCollector
 from ding.worker.evaluator import EvalResult, InteractionSerialEvaluator
-from ding.worker.learner import BaseLearner, load_checkpoint, save_checkpoint
+from ding.worker.learner import BaseLearner, CheckpointError, load_checkpoint, save_checkpoint
 from ding.worker.logger import EVAL_CSV_COLUMNS, ExperimentLogger
 from ding.worker.replay_buffer import NaiveReplayBuffer
 
 __all__ = [
     "EVAL_CSV_COLUMNS",
     "BaseLearner",
+    "CheckpointError",
     "CollectorStats",
     "EvalResult",
     "ExperimentLogger",

@@ -9,11 +9,15 @@ from typing import Any
 
 import torch
 
-from ding.errors import ConfigError
+from ding.errors import ConfigError, DingError
 from ding.policy.base import LearnMode
 from ding.worker.logger import ExperimentLogger
 
 CKPT_BEST = "ckpt_best.pth.tar"
+
+
+class CheckpointError(DingError, ValueError):
+    """A file that should be a checkpoint is missing, unreadable or holds no model state."""
 
 
 def iteration_ckpt_name(train_iter: int) -> str:
@@ -35,13 +39,14 @@ def load_checkpoint(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Read a checkpoint written by :func:`save_checkpoint` (tensors and plain values only)."""
     file = pathlib.Path(path)
     if not file.is_file():
-        raise FileNotFoundError(f"checkpoint {file} does not exist")
+        raise CheckpointError(f"checkpoint {file} does not exist")
     try:
         state = torch.load(file, map_location="cpu", weights_only=True)
     except Exception as err:  # torch raises many kinds for a file that is not a checkpoint
-        raise ValueError(f"{file} is not a ding checkpoint: {type(err).__name__}: {str(err).splitlines()[0]}") from err
+        first = (str(err).strip().splitlines() or [""])[0].split(". ")[0].rstrip(".")
+        raise CheckpointError(f"{file} is not a ding checkpoint (torch.load: {type(err).__name__}: {first})") from err
     if not isinstance(state, dict) or "model" not in state:
-        raise ValueError(f"{file} is not a ding checkpoint: it holds no 'model' state")
+        raise CheckpointError(f"{file} is not a ding checkpoint: it holds no 'model' state")
     return state
 
 

