@@ -15,6 +15,8 @@ MODES = {
     "spec": "print the env's wrapper chain with each step's spaces and bytes per step, from the config alone",
     "serial": "train and evaluate the config's policy on its env (one run per --seed); writes the experiment "
     "directory <exp_name>_seed<seed>/ with total_config.py, ckpt/ and log/",
+    "serial_onpolicy": "as serial, for on-policy policies (PPO): each iteration collects policy.collect.n_sample "
+    "fresh env steps and learns from them for policy.learn.epoch_per_collect epochs",
     "eval": "evaluate the checkpoint --load-path on the config's evaluator envs and print the mean return",
 }
 
@@ -22,17 +24,20 @@ EPILOG = """examples:
   ding -m spec -c dizoo/classic_control/cartpole/config/cartpole_dqn_config.py
   ding -m serial -c dizoo/classic_control/cartpole/config/cartpole_dqn_config.py -s 0 -s 1
   ding -m serial -c cfg.py --exp-name smoke --env-step 200
+  ding -m serial_onpolicy -c dizoo/classic_control/cartpole/config/cartpole_ppo_config.py -s 0
   ding -m eval -c cfg.py --load-path cartpole_dqn_seed0/ckpt/ckpt_best.pth.tar
 
-Ctrl-C during -m serial saves ckpt/iteration_<N>.pth.tar, closes the envs and exits with status 130."""
+Ctrl-C during -m serial or -m serial_onpolicy saves ckpt/iteration_<N>.pth.tar, closes the envs and exits
+with status 130."""
 
 INTERRUPTED = 130
+TRAINING_MODES = ("serial", "serial_onpolicy")
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ding",
-        description="Run a ding config. Modes:\n" + "\n".join(f"  {name:8s} {text}" for name, text in MODES.items()),
+        description="Run a ding config. Modes:\n" + "\n".join(f"  {name:15s} {text}" for name, text in MODES.items()),
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -45,15 +50,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--seed",
         type=int,
         action="append",
-        help="random seed; serial: repeat the flag for one run per seed (default 0); eval: default the config's seed",
+        help="random seed; serial, serial_onpolicy: repeat the flag for one run per seed (default 0); "
+        "eval: default the config's seed",
     )
     parser.add_argument(
         "--exp-name",
-        help="experiment directory (serial; default: the config's exp_name with _seed<seed>); with several seeds "
-        "each run gets <exp-name>_seed<seed>",
+        help="experiment directory (serial, serial_onpolicy; default: the config's exp_name with _seed<seed>); "
+        "with several seeds each run gets <exp-name>_seed<seed>",
     )
-    parser.add_argument("--env-step", type=int, metavar="N", help="serial: stop after N collected env steps")
-    parser.add_argument("--train-iter", type=int, metavar="N", help="serial: stop after N training iterations")
+    parser.add_argument(
+        "--env-step", type=int, metavar="N", help="serial, serial_onpolicy: stop after N collected env steps"
+    )
+    parser.add_argument(
+        "--train-iter", type=int, metavar="N", help="serial, serial_onpolicy: stop after N training iterations"
+    )
     parser.add_argument("--load-path", metavar="CKPT", help="eval: the checkpoint file to evaluate (required)")
     return parser
 
@@ -67,7 +77,12 @@ def run_spec(config_path: str) -> str:
 
 def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Reject options the chosen mode does not use (argparse's one-line error, exit status 2)."""
-    used_by = {"env_step": ("serial",), "train_iter": ("serial",), "exp_name": ("serial",), "load_path": ("eval",)}
+    used_by = {
+        "env_step": TRAINING_MODES,
+        "train_iter": TRAINING_MODES,
+        "exp_name": TRAINING_MODES,
+        "load_path": ("eval",),
+    }
     for option, modes in used_by.items():
         if getattr(args, option) is not None and args.mode not in modes:
             flag = "--" + option.replace("_", "-")
@@ -84,13 +99,16 @@ def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -
 
 def run_serial(args: argparse.Namespace) -> int:
     from ding.entry.serial_entry import serial_pipeline
+    from ding.entry.serial_entry_onpolicy import serial_pipeline_onpolicy
+
+    pipeline = serial_pipeline_onpolicy if args.mode == "serial_onpolicy" else serial_pipeline
 
     seeds = args.seed or [0]
     for seed in seeds:
         exp_name = args.exp_name
         if exp_name is not None and len(seeds) > 1:
             exp_name = f"{exp_name}_seed{seed}"
-        result = serial_pipeline(
+        result = pipeline(
             args.config, seed=seed, max_train_iter=args.train_iter, max_env_step=args.env_step, exp_name=exp_name
         )
         print(result.summary(), flush=True)
@@ -136,7 +154,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.mode == "spec":
             print(run_spec(args.config))
-        elif args.mode == "serial":
+        elif args.mode in TRAINING_MODES:
             with _progress_on_stderr():
                 status = run_serial(args)
         elif args.mode == "eval":

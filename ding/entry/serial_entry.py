@@ -131,7 +131,10 @@ def _serial_pipeline(
     root: str | os.PathLike[str] | None,
     model: torch.nn.Module | None,
     started: float,
+    run_cls: type[_Run] | None = None,
+    collector_cls: type[SampleSerialCollector] = SampleSerialCollector,
 ) -> SerialResult:
+    """Set up one run (config, experiment directory, workers) and execute it with ``run_cls`` (default ``_Run``)."""
     cfg, names = compile_for_run(main, create, seed, exp_name)
     seed = cfg.seed
     exp_dir = pathlib.Path(root if root is not None else os.getcwd()) / cfg.exp_name
@@ -155,7 +158,7 @@ def _serial_pipeline(
         collector_env.seed(seed)
         evaluator_env.seed(seed, dynamic_seed=False)
         learner = BaseLearner(policy.learn_mode, exp_dir / "ckpt", logger, settings["hook"])
-        collector = SampleSerialCollector(collector_env, policy.collect_mode)
+        collector = collector_cls(collector_env, policy.collect_mode)
         evaluator = InteractionSerialEvaluator(
             evaluator_env, policy.eval_mode, cfg.env.n_evaluator_episode, cfg.env.stop_value, settings["eval_freq"]
         )
@@ -165,7 +168,9 @@ def _serial_pipeline(
             f"seed {seed}, stop_value {cfg.env.stop_value}, max_env_step {max_env_step}, "
             f"max_train_iter {max_train_iter}"
         )
-        run = _Run(policy, buffer, learner, collector, evaluator, logger, settings, max_train_iter, max_env_step)
+        run = (run_cls or _Run)(
+            policy, buffer, learner, collector, evaluator, logger, settings, max_train_iter, max_env_step
+        )
         return run.execute(exp_dir, seed, cfg.env.stop_value, started)
     finally:
         for env in (collector_env, evaluator_env):
@@ -199,6 +204,7 @@ def _pipeline_settings(cfg: EasyDict) -> dict[str, Any]:
         "hook": hook,
         "save_ckpt_after_run": hook.get("save_ckpt_after_run", True),
         "log_every": hook.get("log_show_after_iter", 100),
+        "random_collect_size": int(policy.get("random_collect_size") or 0),
     }
 
 
@@ -280,6 +286,10 @@ class _Run:
         learner, collector, buffer = self.learner, self.collector, self.buffer
         batch_size = learner.batch_size
         updates = self.policy.learn_mode.update_per_collect
+        warmup = self.settings["random_collect_size"]
+        if collector.env_step < warmup:  # policy.random_collect_size: samples collected before any update
+            kwargs = collect_mode.collect_kwargs(collector.env_step)
+            buffer.push(collector.collect(n_sample=warmup - collector.env_step, policy_kwargs=kwargs))
         while True:
             if self.evaluator.should_eval(learner.train_iter) and self.evaluate():
                 return True

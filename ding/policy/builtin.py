@@ -7,7 +7,11 @@ then records it and stands alone).
 
 from __future__ import annotations
 
-BUILTIN_POLICY_MODULES: dict[str, str] = {"dqn": "ding.policy.dqn"}
+BUILTIN_POLICY_MODULES: dict[str, str] = {
+    "dqn": "ding.policy.dqn",
+    "ppo": "ding.policy.ppo",
+    "sac": "ding.policy.sac",
+}
 """Policy type → module whose import registers it."""
 
 

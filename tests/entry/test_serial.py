@@ -117,7 +117,10 @@ def test_help_documents_every_mode() -> None:
     ("argv", "match"),
     [
         (["-m", "serial", "--load-path", "x.pth.tar"], r"--load-path is not used by -m serial \(only by -m eval\)"),
-        (["-m", "spec", "--env-step", "5"], r"--env-step is not used by -m spec \(only by -m serial\)"),
+        (
+            ["-m", "spec", "--env-step", "5"],
+            r"--env-step is not used by -m spec \(only by -m serial, -m serial_onpolicy\)",
+        ),
         (["-m", "eval", "--train-iter", "5", "--load-path", "x"], r"--train-iter is not used by -m eval"),
         (["-m", "eval"], r"-m eval needs --load-path CKPT"),
         (["-m", "eval", "--load-path", "x", "-s", "1", "-s", "2"], r"-m eval takes one --seed"),

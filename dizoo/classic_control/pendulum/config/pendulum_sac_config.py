@@ -16,16 +16,18 @@ pendulum_sac_config = dict(
         random_collect_size=1000,
         model=dict(twin_critic=True, actor_head_hidden_size=128, critic_head_hidden_size=128),
         learn=dict(
-            update_per_collect=1,
+            update_per_collect=8,
             batch_size=128,
             learning_rate_q=0.001,
             learning_rate_policy=0.001,
             learning_rate_alpha=0.0003,
             alpha=0.2,
             auto_alpha=True,
+            target_theta=0.005,
+            discount_factor=0.99,
         ),
-        collect=dict(n_sample=10),
-        eval=dict(evaluator=dict(eval_freq=100)),
+        collect=dict(n_sample=8),
+        eval=dict(evaluator=dict(eval_freq=500)),
         other=dict(replay_buffer=dict(replay_buffer_size=100000)),
     ),
 )
@@ -39,6 +41,7 @@ pendulum_sac_create_config = dict(
 create_config = EasyDict(pendulum_sac_create_config)
 
 if __name__ == "__main__":
-    from ding.entry.spec import format_spec_table, spec_trace_from_config
+    # or you can enter `ding -m serial -c pendulum_sac_config.py -s 0`
+    from ding.entry import serial_pipeline
 
-    print(format_spec_table(spec_trace_from_config(main_config, create_config)))
+    serial_pipeline((main_config, create_config), seed=0)

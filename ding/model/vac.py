@@ -1,0 +1,172 @@
+"""The VAC model (value actor-critic): a policy head and a state-value head over a shared or separate encoder.
+
+``action_space`` picks the policy head: ``'discrete'`` gives categorical logits (one per action),
+``'continuous'`` a Gaussian with a learned mean per action dimension and a state-independent
+log standard deviation (one parameter per dimension).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+from torch import nn
+
+from ding.errors import ConfigError
+from ding.model.common import action_count, as_shape, build_encoder, mlp
+
+ACTION_SPACES = ("discrete", "continuous")
+
+
+def _layer_num(value: Any, key: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ConfigError(f"{key} must be an int >= 0, got {value!r}")
+    return value
+
+
+def _hidden_size(value: Any, key: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ConfigError(f"{key} must be a positive int, got {value!r}")
+    return value
+
+
+class VAC(nn.Module):
+    """Actor and critic for PPO-style policies, sized from ``obs_shape`` and ``action_shape``.
+
+    ``forward(obs)`` returns ``{'logit': ..., 'value': ...}``: ``value`` has shape ``(batch,)``;
+    ``logit`` is a ``(batch, action_shape)`` tensor of categorical logits for discrete actions, or
+    ``{'mu': ..., 'sigma': ...}`` (each ``(batch, action_dim)``) for continuous ones.
+    ``share_encoder=False`` gives the actor and the critic an encoder each. Each head has
+    ``*_head_layer_num`` hidden layers of width ``*_head_hidden_size`` before its output layer.
+    Linear layers start orthogonal (gain sqrt(2)), the policy output with gain 0.01 (a near-uniform
+    first policy) and the value output with gain 1.
+
+    Example:
+        >>> model = VAC(obs_shape=4, action_shape=2, encoder_hidden_size_list=[64, 64])
+        >>> out = model(torch.zeros(3, 4))
+        >>> out['logit'].shape, out['value'].shape
+        (torch.Size([3, 2]), torch.Size([3]))
+        >>> out = VAC(3, 1, 'continuous', share_encoder=False)(torch.zeros(5, 3))
+        >>> out['logit']['mu'].shape, out['logit']['sigma'].shape, out['value'].shape
+        (torch.Size([5, 1]), torch.Size([5, 1]), torch.Size([5]))
+    """
+
+    def __init__(
+        self,
+        obs_shape: int | Sequence[int],
+        action_shape: int | Sequence[int],
+        action_space: str = "discrete",
+        share_encoder: bool = True,
+        encoder_hidden_size_list: Sequence[int] = (64, 64, 128),
+        actor_head_hidden_size: int = 64,
+        actor_head_layer_num: int = 1,
+        critic_head_hidden_size: int = 64,
+        critic_head_layer_num: int = 1,
+        activation: str = "relu",
+        sigma_init: float = 0.0,
+    ) -> None:
+        super().__init__()
+        if action_space not in ACTION_SPACES:
+            raise ConfigError(f"action_space must be one of {list(ACTION_SPACES)}, got {action_space!r}")
+        self.action_space = action_space
+        self.obs_shape = as_shape(obs_shape)
+        if action_space == "discrete":
+            self.action_dim = action_count(action_shape)
+        else:
+            self.action_dim = math.prod(as_shape(action_shape, "action_shape"))
+        actor_size = _hidden_size(actor_head_hidden_size, "actor_head_hidden_size")
+        critic_size = _hidden_size(critic_head_hidden_size, "critic_head_hidden_size")
+        actor_layers = _layer_num(actor_head_layer_num, "actor_head_layer_num")
+        critic_layers = _layer_num(critic_head_layer_num, "critic_head_layer_num")
+        self.share_encoder = bool(share_encoder)
+        self.actor_encoder = build_encoder(obs_shape, encoder_hidden_size_list, activation)
+        self.critic_encoder = (
+            self.actor_encoder if self.share_encoder else build_encoder(obs_shape, encoder_hidden_size_list, activation)
+        )
+        features = self.actor_encoder.output_size
+        self.actor_body = self._body(features, actor_size, actor_layers, activation)
+        self.actor_out = nn.Linear(actor_size if actor_layers else features, self.action_dim)
+        self.critic_body = self._body(features, critic_size, critic_layers, activation)
+        self.critic_out = nn.Linear(critic_size if critic_layers else features, 1)
+        self.log_sigma: nn.Parameter | None = None
+        if action_space == "continuous":
+            self.log_sigma = nn.Parameter(torch.full((self.action_dim,), float(sigma_init)))
+        self._init_weights()
+
+    @staticmethod
+    def _body(features: int, size: int, layers: int, act: str) -> nn.Module:
+        return mlp(features, [size] * layers, act) if layers else nn.Identity()
+
+    def _init_weights(self) -> None:
+        for module in self.modules():
+            if isinstance(module, nn.Linear):
+                nn.init.orthogonal_(module.weight, gain=math.sqrt(2))
+                nn.init.zeros_(module.bias)
+        nn.init.orthogonal_(self.actor_out.weight, gain=0.01)
+        nn.init.orthogonal_(self.critic_out.weight, gain=1.0)
+
+    def _check(self, obs: torch.Tensor) -> None:
+        if tuple(obs.shape[1:]) != self.obs_shape:
+            raise ValueError(f"VAC built for obs_shape {self.obs_shape} got a batch of shape {tuple(obs.shape)}")
+
+    def compute_actor(self, obs: torch.Tensor) -> dict[str, Any]:
+        """``{'logit': ...}`` only."""
+        self._check(obs)
+        return {"logit": self._actor(self.actor_encoder(obs))}
+
+    def compute_critic(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
+        """``{'value': ...}`` only."""
+        self._check(obs)
+        return {"value": self._critic(self.critic_encoder(obs))}
+
+    def forward(self, obs: torch.Tensor) -> dict[str, Any]:
+        self._check(obs)
+        actor_features = self.actor_encoder(obs)
+        critic_features = actor_features if self.share_encoder else self.critic_encoder(obs)
+        return {"logit": self._actor(actor_features), "value": self._critic(critic_features)}
+
+    def _actor(self, features: torch.Tensor) -> Any:
+        out = self.actor_out(self.actor_body(features))
+        if self.log_sigma is None:
+            return out
+        return {"mu": out, "sigma": self.log_sigma.exp().expand_as(out)}
+
+    def _critic(self, features: torch.Tensor) -> torch.Tensor:
+        return self.critic_out(self.critic_body(features)).squeeze(-1)
+
+
+VAC_KEYS = frozenset(
+    {
+        "obs_shape",
+        "action_shape",
+        "action_space",
+        "share_encoder",
+        "encoder_hidden_size_list",
+        "actor_head_hidden_size",
+        "actor_head_layer_num",
+        "critic_head_hidden_size",
+        "critic_head_layer_num",
+        "activation",
+        "sigma_init",
+    }
+)
+
+
+def vac_from_config(model_cfg: dict[str, Any], action_space: str | None = None) -> VAC:
+    """A :class:`VAC` from a ``policy.model`` config section; ``action_space`` (the policy's) overrides the model's.
+
+    >>> vac_from_config({'obs_shape': 4, 'action_shape': 2}).action_space
+    'discrete'
+    """
+    kwargs = dict(model_cfg)
+    unknown = sorted(set(kwargs) - VAC_KEYS)
+    if unknown:
+        raise ConfigError(f"policy.model has keys the VAC model does not take: {unknown}; it takes {sorted(VAC_KEYS)}")
+    for key in ("obs_shape", "action_shape"):
+        if kwargs.get(key) is None:
+            raise ConfigError(f"policy.model.{key} is not set; compile the config with its env to fill it in")
+    if action_space is not None:
+        kwargs["action_space"] = action_space
+    return VAC(**kwargs)

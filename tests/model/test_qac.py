@@ -1,0 +1,75 @@
+"""QAC: shapes from obs_shape / action_shape, bounded reparameterized actions, the squashed log-density."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from ding.errors import ConfigError
+from ding.model.qac import QAC, qac_from_config, squashed_log_prob
+
+
+@pytest.mark.parametrize("obs_shape, action_shape, k", [(3, 1, 1), ([5], (2,), 2), ((11,), [3], 3)])
+def test_shapes_follow_obs_and_action_shape(obs_shape: object, action_shape: object, k: int) -> None:
+    model = QAC(obs_shape, action_shape, actor_head_hidden_size=16, critic_head_hidden_size=16)  # type: ignore[arg-type]
+    n = model.obs_size
+    obs = torch.randn(7, n)
+    mu, log_std = model.compute_actor(obs)["logit"]
+    assert mu.shape == log_std.shape == (7, k)
+    action, log_prob = model.sample(obs)
+    assert action.shape == (7, k) and log_prob.shape == (7,)
+    assert model.compute_critic(obs, action)["q_value"].shape == (2, 7)
+    single = QAC(obs_shape, action_shape, twin_critic=False)  # type: ignore[arg-type]
+    assert single.compute_critic(obs, action)["q_value"].shape == (7,)
+    assert model(obs)["logit"][0].shape == (7, k)
+    assert model(obs, "compute_critic", action)["q_value"].shape == (2, 7)
+
+
+def test_actions_are_bounded_even_for_extreme_inputs() -> None:
+    torch.manual_seed(0)
+    model = QAC(3, 2)
+    obs = torch.randn(256, 3) * 1000
+    action, log_prob = model.sample(obs)
+    assert action.abs().max() <= 1.0 and torch.isfinite(log_prob).all()
+    assert model.deterministic(obs).abs().max() <= 1.0
+    _, log_std = model.compute_actor(obs)["logit"]
+    assert log_std.min() >= -20 and log_std.max() <= 2
+
+
+def test_sample_is_reparameterized() -> None:
+    model = QAC(3, 1)
+    action, log_prob = model.sample(torch.randn(4, 3))
+    (action.sum() + log_prob.sum()).backward()
+    assert all(p.grad is not None for p in model.actor.parameters())
+
+
+def test_squashed_log_prob_matches_change_of_variables() -> None:
+    mu, log_std = torch.tensor([[0.3, -0.2]]), torch.tensor([[-0.5, 0.1]])
+    u = torch.tensor([[0.7, -1.9]])
+    normal = torch.distributions.Normal(mu, log_std.exp())
+    expected = (normal.log_prob(u) - torch.log(1 - torch.tanh(u) ** 2)).sum(-1)
+    assert torch.allclose(squashed_log_prob(u, mu, log_std), expected, atol=1e-5)
+    # a density over [-1, 1]: integrates to about 1 for a 1-D action
+    grid = torch.linspace(-0.9999, 0.9999, 20001).unsqueeze(-1)
+    density = squashed_log_prob(torch.atanh(grid), torch.zeros(1, 1), torch.zeros(1, 1)).exp()
+    assert math.isclose(float(torch.trapezoid(density, grid.squeeze(-1))), 1.0, abs_tol=1e-3)
+
+
+def test_bad_shapes_and_config_keys_are_errors() -> None:
+    with pytest.raises(ConfigError, match="Box"):
+        QAC(3, (2, 2))
+    with pytest.raises(ConfigError, match="vector observations"):
+        QAC((3, 4, 4), 1)
+    with pytest.raises(ConfigError, match="does not take"):
+        qac_from_config({"obs_shape": 3, "action_shape": 1, "encoder_hidden_size_list": [8]})
+    with pytest.raises(ConfigError, match="action_shape is not set"):
+        qac_from_config({"obs_shape": 3, "action_shape": None})
+    with pytest.raises(ConfigError, match="layer_num"):
+        QAC(3, 1, actor_head_layer_num=0)
+    model = QAC(3, 1)
+    with pytest.raises(ValueError, match="obs_shape"):
+        model.compute_actor(torch.zeros(2, 4))
+    with pytest.raises(ValueError, match="action_shape"):
+        model.compute_critic(torch.zeros(2, 3), torch.zeros(2, 2))
