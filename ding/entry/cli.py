@@ -14,7 +14,8 @@ from ding.errors import DingError
 MODES = {
     "spec": "print the env's wrapper chain with each step's spaces and bytes per step, from the config alone",
     "serial": "train and evaluate the config's policy on its env (one run per --seed); writes the experiment "
-    "directory <exp_name>_seed<seed>/ with total_config.py, ckpt/ and log/",
+    "directory <exp_name>_seed<seed>/ with total_config.py, ckpt/ and log/; --load-path CKPT resumes from a "
+    "checkpoint",
     "serial_onpolicy": "as serial, for on-policy policies (PPO): each iteration collects policy.collect.n_sample "
     "fresh env steps and learns from them for policy.learn.epoch_per_collect epochs",
     "eval": "evaluate the checkpoint --load-path on the config's evaluator envs and print the mean return",
@@ -24,11 +25,14 @@ EPILOG = """examples:
   ding -m spec -c dizoo/classic_control/cartpole/config/cartpole_dqn_config.py
   ding -m serial -c dizoo/classic_control/cartpole/config/cartpole_dqn_config.py -s 0 -s 1
   ding -m serial -c cfg.py --exp-name smoke --env-step 200
+  ding -m serial -c cfg.py --exp-name more --env-step 5000 --load-path smoke/ckpt/iteration_100.pth.tar
   ding -m serial_onpolicy -c dizoo/classic_control/cartpole/config/cartpole_ppo_config.py -s 0
   ding -m eval -c cfg.py --load-path cartpole_dqn_seed0/ckpt/ckpt_best.pth.tar
 
+During -m serial and -m serial_onpolicy a status line on stderr shows env steps, episodes, train iterations
+and the last eval return (redrawn in place on a terminal, otherwise printed every few seconds).
 Ctrl-C during -m serial or -m serial_onpolicy saves ckpt/iteration_<N>.pth.tar, closes the envs and exits
-with status 130."""
+with status 130; --load-path with that file resumes the run."""
 
 INTERRUPTED = 130
 TRAINING_MODES = ("serial", "serial_onpolicy")
@@ -64,7 +68,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--train-iter", type=int, metavar="N", help="serial, serial_onpolicy: stop after N training iterations"
     )
-    parser.add_argument("--load-path", metavar="CKPT", help="eval: the checkpoint file to evaluate (required)")
+    parser.add_argument(
+        "--load-path",
+        metavar="CKPT",
+        help="eval: the checkpoint file to evaluate (required); serial, serial_onpolicy: resume from this "
+        "checkpoint (model, optimizer, train iteration and env step counters; --env-step and --train-iter "
+        "count from the start of the first run)",
+    )
     return parser
 
 
@@ -81,7 +91,7 @@ def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -
         "env_step": TRAINING_MODES,
         "train_iter": TRAINING_MODES,
         "exp_name": TRAINING_MODES,
-        "load_path": ("eval",),
+        "load_path": (*TRAINING_MODES, "eval"),
     }
     for option, modes in used_by.items():
         if getattr(args, option) is not None and args.mode not in modes:
@@ -109,7 +119,12 @@ def run_serial(args: argparse.Namespace) -> int:
         if exp_name is not None and len(seeds) > 1:
             exp_name = f"{exp_name}_seed{seed}"
         result = pipeline(
-            args.config, seed=seed, max_train_iter=args.train_iter, max_env_step=args.env_step, exp_name=exp_name
+            args.config,
+            seed=seed,
+            max_train_iter=args.train_iter,
+            max_env_step=args.env_step,
+            exp_name=exp_name,
+            load_path=args.load_path,
         )
         print(result.summary(), flush=True)
         if result.interrupted:
@@ -130,11 +145,23 @@ def run_eval(args: argparse.Namespace) -> str:
     )
 
 
+class _LineHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """A stderr handler that first clears a status line drawn in place on a terminal."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            if self.stream.isatty():
+                self.stream.write("\r\x1b[K")
+        except (AttributeError, ValueError, OSError):
+            pass
+        super().emit(record)
+
+
 @contextlib.contextmanager
 def _progress_on_stderr() -> Iterator[None]:
     """Show a training run's progress lines (the library logs them to ``ding.serial``) on stderr."""
     logger = logging.getLogger("ding.serial")
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _LineHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(message)s"))
     level = logger.level
     logger.addHandler(handler)

@@ -4,7 +4,16 @@ One process runs everything in turn: the collector's env manager gathers samples
 buffer, the learner updates the policy from sampled batches, and every ``eval_freq`` updates the
 evaluator's env manager plays greedy episodes. The run ends when the evaluation reaches
 ``env.stop_value``, at ``max_env_step`` / ``max_train_iter`` (after one more evaluation of the final
-policy), or on Ctrl-C (a checkpoint is saved).
+policy), or on Ctrl-C (a checkpoint is saved). While it runs, a status line (env steps, episodes, train
+iterations, last eval return) goes to stderr: redrawn in place on a terminal, otherwise printed every
+few seconds.
+
+``load_path`` resumes from a checkpoint the learner wrote (``ckpt/iteration_<N>.pth.tar``,
+``ckpt/ckpt_best.pth.tar``): the policy's state as saved (model, optimizer, target model, update
+count), the train iteration and the env step and episode counters continue from the checkpoint's
+``last_iter``, ``last_step`` and ``last_episode``, and ``max_train_iter`` / ``max_env_step`` count
+from zero as before (so they must lie beyond the checkpoint's counters). The replay buffer is not
+saved: a resumed off-policy run refills it before its first update.
 
 The experiment directory (``<root>/<exp_name>``) receives:
 
@@ -44,7 +53,14 @@ from ding.worker import (
     NaiveReplayBuffer,
     SampleSerialCollector,
 )
-from ding.worker.learner import CKPT_BEST, iteration_ckpt_name
+from ding.worker.learner import (
+    CKPT_BEST,
+    checkpoint_counter,
+    iteration_ckpt_name,
+    load_checkpoint,
+    load_policy_state,
+)
+from ding.worker.logger import ProgressLine
 
 
 @dataclasses.dataclass(frozen=True)
@@ -97,6 +113,8 @@ def serial_pipeline(
     root: str | os.PathLike[str] | None = None,
     model: torch.nn.Module | None = None,
     torch_threads: int | None = 1,
+    load_path: str | os.PathLike[str] | None = None,
+    progress: bool = True,
 ) -> SerialResult:
     """Train and evaluate what the config names; return a :class:`SerialResult`.
 
@@ -112,13 +130,31 @@ def serial_pipeline(
     shapes must still match the env's). ``torch_threads`` is torch's intra-op thread count during the
     run (restored afterwards; None leaves it alone). One thread is fastest for the small models of
     classic-control tasks and keeps torch from competing with env worker processes for the cores.
+
+    ``load_path`` is a checkpoint to resume from (see the module docstring); it is read before the
+    experiment directory is cleared, so it may be one of that directory's own checkpoints. A missing
+    file, one that is no checkpoint or whose model does not fit raises
+    :class:`~ding.worker.CheckpointError`, and counters already at a limit a :class:`ConfigError`,
+    before anything is written. ``progress`` shows the status line on stderr.
     """
     started = time.monotonic()
     main, create = load_input_config(input_cfg)
     _check_limit(max_train_iter, "max_train_iter")
     _check_limit(max_env_step, "max_env_step")
     with torch_thread_count(torch_threads):
-        return _serial_pipeline(main, create, seed, max_train_iter, max_env_step, exp_name, root, model, started)
+        return _serial_pipeline(
+            main,
+            create,
+            seed,
+            max_train_iter,
+            max_env_step,
+            exp_name,
+            root,
+            model,
+            started,
+            load_path=load_path,
+            progress=progress,
+        )
 
 
 def _serial_pipeline(
@@ -133,6 +169,8 @@ def _serial_pipeline(
     started: float,
     run_cls: type[_Run] | None = None,
     collector_cls: type[SampleSerialCollector] = SampleSerialCollector,
+    load_path: str | os.PathLike[str] | None = None,
+    progress: bool = True,
 ) -> SerialResult:
     """Set up one run (config, experiment directory, workers) and execute it with ``run_cls`` (default ``_Run``)."""
     cfg, names = compile_for_run(main, create, seed, exp_name)
@@ -148,6 +186,7 @@ def _serial_pipeline(
             f"policy.learn.batch_size {batch_size} exceeds policy.other.replay_buffer.replay_buffer_size "
             f"{buffer.capacity}: a batch could never be drawn"
         )
+    resumed = None if load_path is None else _resume_state(policy, load_path, max_train_iter, max_env_step)
     _remove_earlier_run(exp_dir)
     save_config(cfg, names, exp_dir / "total_config.py")
     logger = ExperimentLogger(exp_dir)
@@ -159,6 +198,11 @@ def _serial_pipeline(
         evaluator_env.seed(seed, dynamic_seed=False)
         learner = BaseLearner(policy.learn_mode, exp_dir / "ckpt", logger, settings["hook"])
         collector = collector_cls(collector_env, policy.collect_mode)
+        if resumed is not None:
+            learner.train_iter = resumed["train_iter"]
+            collector.stats.env_step = resumed["env_step"]
+            collector.stats.episode_count = resumed["episodes"]
+        learner.episode_count = collector.episode_count
         evaluator = InteractionSerialEvaluator(
             evaluator_env, policy.eval_mode, cfg.env.n_evaluator_episode, cfg.env.stop_value, settings["eval_freq"]
         )
@@ -168,8 +212,22 @@ def _serial_pipeline(
             f"seed {seed}, stop_value {cfg.env.stop_value}, max_env_step {max_env_step}, "
             f"max_train_iter {max_train_iter}"
         )
+        if resumed is not None:
+            logger.info(
+                f"resumed from {load_path}: train iter {learner.train_iter}, env step {collector.env_step}, "
+                f"episodes {collector.episode_count}"
+            )
         run = (run_cls or _Run)(
-            policy, buffer, learner, collector, evaluator, logger, settings, max_train_iter, max_env_step
+            policy,
+            buffer,
+            learner,
+            collector,
+            evaluator,
+            logger,
+            settings,
+            max_train_iter,
+            max_env_step,
+            progress=ProgressLine() if progress else None,
         )
         return run.execute(exp_dir, seed, cfg.env.stop_value, started)
     finally:
@@ -177,6 +235,29 @@ def _serial_pipeline(
             if env is not None:
                 env.close()
         logger.close()
+
+
+def _resume_state(
+    policy: Any, load_path: str | os.PathLike[str], max_train_iter: int | None, max_env_step: int | None
+) -> dict[str, int]:
+    """Load ``load_path`` into the policy and return its counters (``train_iter``, ``env_step``, ``episodes``)."""
+    state = load_checkpoint(load_path)
+    counters = {
+        "train_iter": checkpoint_counter(state, "last_iter", load_path),
+        "env_step": checkpoint_counter(state, "last_step", load_path),
+        "episodes": checkpoint_counter(state, "last_episode", load_path),
+    }
+    for limit, name, key in (
+        (max_train_iter, "max_train_iter", "train_iter"),
+        (max_env_step, "max_env_step", "env_step"),
+    ):
+        if limit is not None and counters[key] >= limit:
+            raise ConfigError(
+                f"{name} {limit} is not beyond the {key.replace('_', ' ')} {counters[key]} of checkpoint {load_path} "
+                "(the limits count from the start of the first run)"
+            )
+    load_policy_state(policy.learn_mode, state, load_path)
+    return counters
 
 
 def _remove_earlier_run(exp_dir: pathlib.Path) -> None:
@@ -222,6 +303,7 @@ class _Run:
         settings: dict[str, Any],
         max_train_iter: int | None,
         max_env_step: int | None,
+        progress: ProgressLine | None = None,
     ) -> None:
         self.policy = policy
         self.buffer = buffer
@@ -232,15 +314,22 @@ class _Run:
         self.settings = settings
         self.max_train_iter = max_train_iter
         self.max_env_step = max_env_step
+        self.progress = progress
         self.last_eval: EvalResult | None = None
-        self.next_collector_log = settings["log_every"]
+        self.next_collector_log = learner.train_iter + settings["log_every"]
 
     def execute(self, exp_dir: pathlib.Path, seed: int, stop_value: float | None, started: float) -> SerialResult:
         interrupted = reached = False
         try:
-            reached = self.loop()
-            if not reached and self.evaluator.last_eval_iter != self.learner.train_iter:
-                reached = self.evaluate()
+            try:
+                reached = self.loop()
+                if not reached and self.evaluator.last_eval_iter != self.learner.train_iter:
+                    reached = self.evaluate()
+            finally:
+                self.sync_counters()
+                if self.progress is not None:
+                    self.show_progress(force=self.progress.drawn)
+                    self.progress.close()
         except KeyboardInterrupt:
             interrupted = True
             self.logger.info("interrupted (Ctrl-C): saving a checkpoint and closing the envs")
@@ -273,7 +362,23 @@ class _Run:
         stop, result = self.evaluator.eval(save_best, learner.train_iter, collector.env_step)
         self.last_eval = result
         self.logger.eval_result(result)
+        self.show_progress()
         return stop
+
+    def sync_counters(self) -> None:
+        """Let the learner's checkpoints record the collector's episode count."""
+        self.learner.episode_count = self.collector.episode_count
+
+    def show_progress(self, force: bool = False) -> None:
+        """Update the status line on stderr (it limits how often it writes itself)."""
+        if self.progress is not None:
+            self.progress.update(
+                env_step=self.collector.env_step,
+                episodes=self.collector.episode_count,
+                train_iter=self.learner.train_iter,
+                eval_return=None if self.last_eval is None else self.last_eval.mean,
+                force=force,
+            )
 
     def limit_reached(self) -> bool:
         return (self.max_env_step is not None and self.collector.env_step >= self.max_env_step) or (
@@ -290,11 +395,13 @@ class _Run:
         if collector.env_step < warmup:  # policy.random_collect_size: samples collected before any update
             kwargs = collect_mode.collect_kwargs(collector.env_step)
             buffer.push(collector.collect(n_sample=warmup - collector.env_step, policy_kwargs=kwargs))
+            self.sync_counters()
         while True:
             if self.evaluator.should_eval(learner.train_iter) and self.evaluate():
                 return True
             kwargs = collect_mode.collect_kwargs(collector.env_step)
             buffer.push(collector.collect(train_iter=learner.train_iter, policy_kwargs=kwargs))
+            self.sync_counters()
             for _ in range(updates):
                 batch = buffer.sample(batch_size)
                 if batch is None:
@@ -302,6 +409,7 @@ class _Run:
                 learner.train(batch, collector.env_step)
                 if self.max_train_iter is not None and learner.train_iter >= self.max_train_iter:
                     break
+            self.show_progress()
             if learner.train_iter >= self.next_collector_log:
                 self.next_collector_log = learner.train_iter + self.settings["log_every"]
                 self.log_collector(kwargs)

@@ -5,7 +5,8 @@ logs, stop conditions, Ctrl-C handling and result) with an on-policy loop: every
 ``policy.collect.n_sample`` fresh env steps with the current policy (cutting the envs' unfinished
 trajectories at the end, so no sample outlives its policy), then learns from exactly those samples
 for ``policy.learn.epoch_per_collect`` epochs of shuffled minibatches of ``policy.learn.batch_size``.
-One training iteration is one minibatch update; ``eval_freq`` counts those.
+One training iteration is one minibatch update; ``eval_freq`` counts those. ``load_path`` resumes
+from a checkpoint and a status line goes to stderr, as for ``serial_pipeline``.
 """
 
 from __future__ import annotations
@@ -72,6 +73,7 @@ class _OnPolicyRun(_Run):
                 return True
             kwargs = collect_mode.collect_kwargs(collector.env_step)
             samples = collector.collect(train_iter=learner.train_iter, policy_kwargs=kwargs)
+            self.sync_counters()
             buffer.clear()
             buffer.push(samples)
             for _ in range(epochs):
@@ -83,6 +85,7 @@ class _OnPolicyRun(_Run):
                 else:
                     continue
                 break
+            self.show_progress()
             if learner.train_iter >= self.next_collector_log:
                 self.next_collector_log = learner.train_iter + self.settings["log_every"]
                 self.log_collector(kwargs)
@@ -104,11 +107,14 @@ def serial_pipeline_onpolicy(
     root: str | os.PathLike[str] | None = None,
     model: torch.nn.Module | None = None,
     torch_threads: int | None = 1,
+    load_path: str | os.PathLike[str] | None = None,
+    progress: bool = True,
 ) -> SerialResult:
     """Train and evaluate an on-policy policy as the config says; return a :class:`SerialResult`.
 
     Arguments, experiment directory and reproducibility are those of
-    :func:`~ding.entry.serial_entry.serial_pipeline`; the minibatch order is seeded by ``seed`` too.
+    :func:`~ding.entry.serial_entry.serial_pipeline` (``load_path`` resumes from a checkpoint,
+    ``progress`` shows the status line on stderr); the minibatch order is seeded by ``seed`` too.
     """
     started = time.monotonic()
     main, create = load_input_config(input_cfg)
@@ -127,4 +133,6 @@ def serial_pipeline_onpolicy(
             started,
             run_cls=_OnPolicyRun,
             collector_cls=OnPolicySerialCollector,
+            load_path=load_path,
+            progress=progress,
         )

@@ -56,7 +56,8 @@ class BaseLearner:
     ``hook`` is the policy's ``learn.learner.hook`` section: statistics are logged every
     ``log_show_after_iter`` iterations and ``ckpt/iteration_<N>.pth.tar`` is saved every
     ``save_ckpt_after_iter``. A checkpoint holds the policy's state (``model``, ...) plus
-    ``last_iter`` and ``last_step``.
+    ``last_iter``, ``last_step`` and, when the caller sets :attr:`episode_count`, ``last_episode``
+    (:func:`load_policy_state` and :func:`checkpoint_counter` read one back).
     """
 
     def __init__(
@@ -74,6 +75,7 @@ class BaseLearner:
         self._logger = logger
         self.train_iter = 0
         self.last_stats: dict[str, float] = {}
+        self.episode_count: int | None = None  # saved as ``last_episode`` when set (the pipeline keeps it current)
 
     @property
     def batch_size(self) -> int:
@@ -93,10 +95,36 @@ class BaseLearner:
     def save_checkpoint(self, name: str, env_step: int = 0) -> pathlib.Path:
         """Save the policy's state as ``ckpt/<name>``."""
         state = {**self._policy.state_dict(), "last_iter": self.train_iter, "last_step": env_step}
+        if self.episode_count is not None:
+            state["last_episode"] = self.episode_count
         path = save_checkpoint(state, self.ckpt_dir / name)
         if self._logger is not None:
             self._logger.info(f"saved checkpoint {path} (train iter {self.train_iter}, env step {env_step})")
         return path
+
+
+def load_policy_state(policy: LearnMode, state: Mapping[str, Any], source: str | os.PathLike[str]) -> None:
+    """Load a checkpoint's policy state (model, optimizer, ... as saved) into ``policy``.
+
+    ``state`` is what :func:`load_checkpoint` returned for ``source`` (named in errors); a model that
+    does not fit the policy's raises :class:`CheckpointError`.
+    """
+    try:
+        policy.load_state_dict(state)
+    except (RuntimeError, ValueError, KeyError) as err:
+        lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+        first = lines[1] if len(lines) > 1 else lines[0] if lines else type(err).__name__
+        raise CheckpointError(f"checkpoint {source} does not fit the policy of this config: {first}") from err
+
+
+def checkpoint_counter(state: Mapping[str, Any], key: str, source: str | os.PathLike[str] = "the checkpoint") -> int:
+    """The counter ``key`` (``last_iter``, ``last_step``, ``last_episode``) of a loaded checkpoint, 0 if absent."""
+    value = state.get(key, 0)
+    if isinstance(value, torch.Tensor) and value.numel() == 1:
+        value = value.item()
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise CheckpointError(f"checkpoint {source} has an invalid {key!r}: {value!r}")
+    return value
 
 
 def _positive_int(value: Any, key: str) -> int:

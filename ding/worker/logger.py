@@ -9,6 +9,9 @@ Under ``<exp_dir>/log/``:
 
 Every line of the text log also goes to the ``ding.serial`` :mod:`logging` logger at INFO level, so
 an application (the ``ding`` command) can show progress by configuring logging.
+
+:class:`ProgressLine` is the one-line training status (env steps, episodes, train iterations, last
+evaluation) a training run writes on stderr.
 """
 
 from __future__ import annotations
@@ -18,9 +21,10 @@ import logging
 import math
 import os
 import pathlib
+import sys
 import time
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TextIO
 
 from ding.worker.evaluator import EvalResult
 
@@ -143,6 +147,104 @@ class ExperimentLogger:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class ProgressLine:
+    """A training run's status line: env steps, episodes, train iterations and the last eval return.
+
+    On a terminal the line is redrawn in place (``\\r``) at most every ``tty_interval`` seconds and
+    :meth:`close` ends it with a newline; on anything else (a file, a pipe, a captured stream) a
+    complete line is printed at most every ``interval`` seconds, the first one ``interval`` seconds
+    after the start, so short runs and logs stay as they were. ``stream`` defaults to ``sys.stderr``
+    at each write; ``clock`` is ``time.monotonic``.
+
+    Example:
+        >>> import io
+        >>> now = [0.0]
+        >>> out = io.StringIO()
+        >>> progress = ProgressLine(out, interval=5, clock=lambda: now[0])
+        >>> progress.update(env_step=10, episodes=1, train_iter=5)
+        >>> now[0] = 6.0
+        >>> progress.update(env_step=300, episodes=12, train_iter=150, eval_return=21.5)
+        >>> out.getvalue()
+        'env step 300 | episodes 12 | train iter 150 | last eval return 21.50 | 6 s\\n'
+    """
+
+    def __init__(
+        self,
+        stream: TextIO | None = None,
+        interval: float = 5.0,
+        tty_interval: float = 0.2,
+        clock: Callable[[], float] = time.monotonic,
+        tty: bool | None = None,
+    ) -> None:
+        self._stream = stream
+        self._clock = clock
+        self._start = clock()
+        self._tty = tty
+        self._interval = tty_interval if self._is_tty() else interval
+        self._last_write = self._start
+        self._drawn = False  # a terminal line is shown and not yet ended
+        self.last_text = ""
+
+    @property
+    def drawn(self) -> bool:
+        """Whether a terminal line is shown and not yet ended by :meth:`close`."""
+        return self._drawn
+
+    @property
+    def stream(self) -> TextIO:
+        return self._stream if self._stream is not None else sys.stderr
+
+    def _is_tty(self) -> bool:
+        if self._tty is not None:
+            return self._tty
+        try:
+            return bool(self.stream.isatty())
+        except (AttributeError, ValueError):  # a closed or exotic stream
+            return False
+
+    @staticmethod
+    def format(env_step: int, episodes: int, train_iter: int, eval_return: float | None, elapsed: float) -> str:
+        """The status text.
+
+        >>> ProgressLine.format(1200, 37, 600, None, 12.3)
+        'env step 1200 | episodes 37 | train iter 600 | last eval return - | 12 s'
+        """
+        last = "-" if eval_return is None else f"{eval_return:.2f}"
+        return (
+            f"env step {env_step} | episodes {episodes} | train iter {train_iter} | last eval return {last} | "
+            f"{elapsed:.0f} s"
+        )
+
+    def update(
+        self, env_step: int, episodes: int, train_iter: int, eval_return: float | None = None, force: bool = False
+    ) -> None:
+        """Show the current status if the interval has passed since the last write (or ``force``)."""
+        now = self._clock()
+        if not force and now - self._last_write < self._interval:
+            return
+        self._last_write = now
+        self.last_text = self.format(env_step, episodes, train_iter, eval_return, now - self._start)
+        try:
+            if self._is_tty():
+                self.stream.write(f"\r{self.last_text}\x1b[K")
+                self._drawn = True
+            else:
+                self.stream.write(self.last_text + "\n")
+            self.stream.flush()
+        except (OSError, ValueError):  # a closed stream must not end a training run
+            pass
+
+    def close(self) -> None:
+        """End a terminal line drawn in place (nothing otherwise)."""
+        if self._drawn:
+            self._drawn = False
+            try:
+                self.stream.write("\n")
+                self.stream.flush()
+            except (OSError, ValueError):
+                pass
 
 
 def _fmt(value: float) -> str:

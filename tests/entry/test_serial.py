@@ -116,7 +116,10 @@ def test_help_documents_every_mode() -> None:
 @pytest.mark.parametrize(
     ("argv", "match"),
     [
-        (["-m", "serial", "--load-path", "x.pth.tar"], r"--load-path is not used by -m serial \(only by -m eval\)"),
+        (
+            ["-m", "spec", "--load-path", "x.pth.tar"],
+            r"--load-path is not used by -m spec \(only by -m serial, -m serial_onpolicy, -m eval\)",
+        ),
         (
             ["-m", "spec", "--env-step", "5"],
             r"--env-step is not used by -m spec \(only by -m serial, -m serial_onpolicy\)",
