@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
@@ -51,7 +52,7 @@ class EvalMode:
     load_state_dict: Callable[[Mapping[str, Any]], None]
 
 
-class Policy:
+class Policy(ABC):
     """Base of registered policies: a declared ``config`` and the three modes (see the module doc).
 
     ``cfg`` is the ``policy`` section of a compiled config (or any part of it: it is merged into
@@ -78,17 +79,61 @@ class Policy:
     def cfg(self) -> EasyDict:
         return self._cfg
 
+    # ----- the three modes, built from the hooks every policy implements ----------------------------
     @property
     def learn_mode(self) -> LearnMode:
-        raise NotImplementedError
+        return LearnMode(
+            forward=self._forward_learn,
+            state_dict=self.state_dict,
+            load_state_dict=self.load_state_dict,
+            batch_size=int(self._cfg.learn.batch_size),
+            update_per_collect=self._update_per_collect(),
+        )
 
     @property
     def collect_mode(self) -> CollectMode:
-        raise NotImplementedError
+        return CollectMode(
+            forward=self._forward_collect,
+            process_transition=self._process_transition,
+            get_train_sample=self._get_train_sample,
+            collect_kwargs=self._collect_kwargs,
+            n_sample=int(self._cfg.collect.n_sample),
+        )
 
     @property
     def eval_mode(self) -> EvalMode:
-        raise NotImplementedError
+        return EvalMode(forward=self._forward_eval, load_state_dict=self._load_model_only)
+
+    def _update_per_collect(self) -> int:
+        """Learner passes per collection (``learn.update_per_collect``; on-policy methods count epochs)."""
+        return int(self._cfg.learn.update_per_collect)
+
+    @abstractmethod
+    def _forward_learn(self, batch: list[dict[str, Any]]) -> dict[str, float]: ...
+
+    @abstractmethod
+    def state_dict(self) -> dict[str, Any]: ...
+
+    @abstractmethod
+    def load_state_dict(self, state: Mapping[str, Any]) -> None: ...
+
+    @abstractmethod
+    def _load_model_only(self, state: Mapping[str, Any]) -> None: ...
+
+    @abstractmethod
+    def _forward_collect(self, *args: Any, **kwargs: Any) -> dict[int, dict[str, Any]]: ...
+
+    @abstractmethod
+    def _forward_eval(self, obs: Mapping[int, Any]) -> dict[int, dict[str, Any]]: ...
+
+    @abstractmethod
+    def _collect_kwargs(self, env_step: int) -> dict[str, Any]: ...
+
+    @abstractmethod
+    def _process_transition(self, obs: Any, output: Mapping[str, Any], timestep: Any) -> dict[str, Any]: ...
+
+    @abstractmethod
+    def _get_train_sample(self, traj: list[dict[str, Any]], episode_over: bool) -> list[dict[str, Any]]: ...
 
 
 def check_number(

@@ -13,7 +13,7 @@ from torch import nn
 
 from ding.errors import ConfigError
 from ding.model.dqn import model_from_config
-from ding.policy.base import CollectMode, EvalMode, LearnMode, Policy, check_number
+from ding.policy.base import Policy, check_number
 from ding.policy.exploration import epsilon_from_config
 from ding.policy.nstep import double_dqn_target, nstep_samples
 from ding.policy.registry import POLICY_REGISTRY
@@ -111,30 +111,6 @@ class DQNPolicy(Policy):
         epsilon_from_config(cfg.other.eps)
 
     # ----- modes ---------------------------------------------------------------------------------
-    @property
-    def learn_mode(self) -> LearnMode:
-        return LearnMode(
-            forward=self._forward_learn,
-            state_dict=self.state_dict,
-            load_state_dict=self.load_state_dict,
-            batch_size=int(self._cfg.learn.batch_size),
-            update_per_collect=int(self._cfg.learn.update_per_collect),
-        )
-
-    @property
-    def collect_mode(self) -> CollectMode:
-        return CollectMode(
-            forward=self._forward_collect,
-            process_transition=self._process_transition,
-            get_train_sample=self._get_train_sample,
-            collect_kwargs=self._collect_kwargs,
-            n_sample=int(self._cfg.collect.n_sample),
-        )
-
-    @property
-    def eval_mode(self) -> EvalMode:
-        return EvalMode(forward=self._forward_eval, load_state_dict=self._load_model_only)
-
     @property
     def model(self) -> nn.Module:
         return self._model

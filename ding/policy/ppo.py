@@ -11,7 +11,7 @@ from torch import nn
 
 from ding.errors import ConfigError
 from ding.model.vac import ACTION_SPACES, vac_from_config
-from ding.policy.base import CollectMode, EvalMode, LearnMode, Policy, check_number
+from ding.policy.base import Policy, check_number
 from ding.policy.registry import POLICY_REGISTRY
 
 
@@ -186,29 +186,8 @@ class PPOPolicy(Policy):
         check_number(collect.gae_lambda, "policy.collect.gae_lambda", low=0.0, high=1.0)
 
     # ----- modes ---------------------------------------------------------------------------------
-    @property
-    def learn_mode(self) -> LearnMode:
-        return LearnMode(
-            forward=self._forward_learn,
-            state_dict=self.state_dict,
-            load_state_dict=self.load_state_dict,
-            batch_size=int(self._cfg.learn.batch_size),
-            update_per_collect=int(self._cfg.learn.epoch_per_collect),
-        )
-
-    @property
-    def collect_mode(self) -> CollectMode:
-        return CollectMode(
-            forward=self._forward_collect,
-            process_transition=self._process_transition,
-            get_train_sample=self._get_train_sample,
-            collect_kwargs=self._collect_kwargs,
-            n_sample=int(self._cfg.collect.n_sample),
-        )
-
-    @property
-    def eval_mode(self) -> EvalMode:
-        return EvalMode(forward=self._forward_eval, load_state_dict=self._load_model_only)
+    def _update_per_collect(self) -> int:
+        return int(self._cfg.learn.epoch_per_collect)
 
     @property
     def model(self) -> nn.Module:

@@ -14,7 +14,7 @@ from torch import nn
 
 from ding.errors import ConfigError
 from ding.model.qac import QAC, qac_from_config
-from ding.policy.base import CollectMode, EvalMode, LearnMode, Policy, check_number
+from ding.policy.base import Policy, check_number
 from ding.policy.nstep import nstep_samples
 from ding.policy.registry import POLICY_REGISTRY
 
@@ -129,30 +129,6 @@ class SACPolicy(Policy):
             raise ConfigError(f"policy.collect.unroll_len must be 1 for SAC, got {cfg.collect.unroll_len!r}")
 
     # ----- modes ---------------------------------------------------------------------------------
-    @property
-    def learn_mode(self) -> LearnMode:
-        return LearnMode(
-            forward=self._forward_learn,
-            state_dict=self.state_dict,
-            load_state_dict=self.load_state_dict,
-            batch_size=int(self._cfg.learn.batch_size),
-            update_per_collect=int(self._cfg.learn.update_per_collect),
-        )
-
-    @property
-    def collect_mode(self) -> CollectMode:
-        return CollectMode(
-            forward=self._forward_collect,
-            process_transition=self._process_transition,
-            get_train_sample=self._get_train_sample,
-            collect_kwargs=self._collect_kwargs,
-            n_sample=int(self._cfg.collect.n_sample),
-        )
-
-    @property
-    def eval_mode(self) -> EvalMode:
-        return EvalMode(forward=self._forward_eval, load_state_dict=self._load_model_only)
-
     @property
     def model(self) -> QAC:
         return self._model
