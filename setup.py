@@ -10,11 +10,12 @@ EXTRAS = {
     "mujoco": ["mujoco>=3.1,<4", "dm-control>=1.0.16"],
     "box2d": ["box2d>=2.3.10"],
     "carla": ["carla>=0.9.13"],
+    "ray": ["ray>=2.9"],
     "torch": ["torch>=2.1", "tensorboard>=2.14"],
     "test": ["pytest>=8", "ruff>=0.6", "mypy>=1.10"],
 }
 EXTRAS["dmc"] = EXTRAS["mujoco"]
-EXTRAS["all"] = sorted({req for name, reqs in EXTRAS.items() if name not in ("test", "carla") for req in reqs})
+EXTRAS["all"] = sorted({req for name, reqs in EXTRAS.items() if name not in ("test", "carla", "ray") for req in reqs})
 
 setup(
     name="ding",

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Set up ding on a fresh machine: a virtualenv in .venv holding ding (editable), the Atari and classic-control
-# rendering extras, torch and tensorboard (models, policies, training) and the test tools.
-# torch and mujoco come through constraints.txt so they resolve to the builds this project is tested with.
+# Set up ding on a fresh machine: a virtualenv in .venv holding ding (editable) with every suite's extra (Atari,
+# classic control rendering, MuJoCo and dm_control, Box2D, the CARLA client), Ray, torch and tensorboard, and the
+# test tools. torch and mujoco come through constraints.txt so they resolve to the builds this project is tested with.
+# Headless MuJoCo rendering uses EGL (MUJOCO_GL=egl); when EGL cannot render here, OSMesa is installed from apt
+# (as root) and used instead: scripts/mujoco_gl.sh prints the backend that works.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${PYTHON:-python3}
@@ -9,4 +11,6 @@ if [ ! -x .venv/bin/python ]; then
   "$python" -m venv .venv
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet --constraint constraints.txt --editable ".[atari,classic_control,torch,test]"
+.venv/bin/python -m pip install --quiet --constraint constraints.txt \
+  --editable ".[atari,classic_control,mujoco,box2d,carla,ray,torch,test]"
+./scripts/mujoco_gl.sh > /dev/null
