@@ -7,7 +7,7 @@ from setuptools import find_packages, setup
 EXTRAS = {
     "atari": ["ale-py>=0.9"],
     "classic_control": ["pygame>=2.1"],
-    "mujoco": ["mujoco>=3.1,<4", "dm-control>=1.0.16"],
+    "mujoco": ["mujoco>=3.1,<4", "dm-control>=1.0.16", "imageio>=2.14.1"],
     "box2d": ["box2d>=2.3.10"],
     "carla": ["carla>=0.9.13"],
     "ray": ["ray>=2.9"],

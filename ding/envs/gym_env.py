@@ -77,7 +77,8 @@ class DingEnvWrapper(BaseEnv):
         cfg = dict(cfg or {})
         if caller == "evaluator":
             cfg.setdefault("is_train", False)
-        if env is None and not cfg.get("env_id", type(self).default_config().env_id):
+        builds_own_env = type(self)._make_raw_env is not DingEnvWrapper._make_raw_env
+        if env is None and not builds_own_env and not cfg.get("env_id", type(self).default_config().env_id):
             raise ConfigError("DingEnvWrapper needs either an env instance or cfg.env_id")
         self._given_env = as_gymnasium(env) if env is not None else None
         self._seed_api = seed_api

@@ -19,7 +19,7 @@ from ding.envs.registry import env_class
 from tests.envs.env_wrappers.test_shape_proof import assert_matches_space
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-ALL_CONFIGS = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "dizoo").glob("*/*/config/*_config.py"))
+ALL_CONFIGS = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "dizoo").glob("**/config/*_config.py"))
 NEEDS_SERVER = ("dizoo/carla/",)
 CONFIGS = [path for path in ALL_CONFIGS if not path.startswith(NEEDS_SERVER)]
 

@@ -1,0 +1,51 @@
+"""LunarLander with continuous throttles (``continuous=True``) and SAC; shapes come from the env's declared spaces.
+
+Train with ``ding -m serial -c dizoo/box2d/lunarlander/config/lunarlander_continuous_sac_config.py -s 0``.
+The stop value 200 is gymnasium's reward threshold for LunarLanderContinuous-v3.
+"""
+
+from easydict import EasyDict
+
+lunarlander_continuous_sac_config = dict(
+    exp_name="lunarlander_continuous_sac_seed0",
+    env=dict(
+        collector_env_num=8,
+        evaluator_env_num=5,
+        n_evaluator_episode=5,
+        stop_value=200,
+        continuous=True,
+    ),
+    policy=dict(
+        cuda=False,
+        random_collect_size=10000,
+        model=dict(twin_critic=True, actor_head_hidden_size=256, critic_head_hidden_size=256),
+        learn=dict(
+            update_per_collect=64,
+            batch_size=256,
+            learning_rate_q=0.001,
+            learning_rate_policy=0.0003,
+            learning_rate_alpha=0.0003,
+            alpha=0.2,
+            auto_alpha=True,
+            target_theta=0.005,
+            discount_factor=0.99,
+        ),
+        collect=dict(n_sample=256),
+        eval=dict(evaluator=dict(eval_freq=1000)),
+        other=dict(replay_buffer=dict(replay_buffer_size=100000)),
+    ),
+)
+main_config = EasyDict(lunarlander_continuous_sac_config)
+
+lunarlander_continuous_sac_create_config = dict(
+    env=dict(type="lunarlander", import_names=["dizoo.box2d.lunarlander.envs.lunarlander_env"]),
+    env_manager=dict(type="base"),
+    policy=dict(type="sac"),
+)
+create_config = EasyDict(lunarlander_continuous_sac_create_config)
+
+if __name__ == "__main__":
+    # or: ding -m serial -c lunarlander_continuous_sac_config.py -s 0
+    from ding.entry import serial_pipeline
+
+    serial_pipeline((main_config, create_config), seed=0)

@@ -1,0 +1,3 @@
+from dizoo.box2d.lunarlander.envs.lunarlander_env import LunarLanderEnv
+
+__all__ = ["LunarLanderEnv"]

@@ -1,0 +1,3 @@
+from dizoo.classic_control.acrobot.envs.acrobot_env import AcrobotEnv
+
+__all__ = ["AcrobotEnv"]

@@ -1,0 +1,43 @@
+"""Acrobot with statically declared spaces."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+from gymnasium.envs.classic_control import AcrobotEnv as GymAcrobot
+from gymnasium.wrappers import TimeLimit
+
+from ding.envs import ENV_REGISTRY, DingEnvWrapper, EnvSpaces
+
+# cos/sin of both joint angles, then the two angular velocities (bounded at 4 pi and 9 pi rad/s).
+_OBS_HIGH = np.array([1.0, 1.0, 1.0, 1.0, 4 * math.pi, 9 * math.pi], dtype=np.float32)
+
+
+@ENV_REGISTRY.register("acrobot")
+class AcrobotEnv(DingEnvWrapper):
+    """Swing a two-link chain up past a line: 6 float32 observations, 3 torques (-1, 0, +1), reward -1 per step.
+
+    Episodes end when the tip reaches the line or at ``max_episode_steps`` (500, as in Acrobot-v1).
+
+    Example:
+        >>> AcrobotEnv.spaces_from_config({}).shapes
+        ((6,), 3, (1,))
+    """
+
+    config: ClassVar[dict[str, Any]] = {"env_id": "Acrobot-v1", "max_episode_steps": 500, "env_wrapper": "default"}
+
+    def __init__(self, cfg: Mapping[str, Any] | None = None) -> None:
+        super().__init__(cfg=cfg or {})
+
+    @classmethod
+    def raw_spaces(cls, cfg: Mapping[str, Any]) -> EnvSpaces:
+        return EnvSpaces(spaces.Box(-_OBS_HIGH, _OBS_HIGH, dtype=np.float32), spaces.Discrete(3))
+
+    def _make_raw_env(self, render: bool = False) -> gym.Env[Any, Any]:
+        env = GymAcrobot(render_mode="rgb_array" if render else None)
+        return TimeLimit(env, max_episode_steps=int(self._cfg.max_episode_steps))

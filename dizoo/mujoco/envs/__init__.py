@@ -1,0 +1,5 @@
+"""Gymnasium's MuJoCo locomotion envs; importing this package picks a headless ``MUJOCO_GL`` backend."""
+
+from dizoo.mujoco.envs.mujoco_env import MUJOCO_ENVS, MujocoEnv, mujoco_raw_spaces
+
+__all__ = ["MUJOCO_ENVS", "MujocoEnv", "mujoco_raw_spaces"]

@@ -1,0 +1,210 @@
+"""Gymnasium's MuJoCo v5 locomotion envs (Hopper, HalfCheetah, Walker2d, Ant) with statically declared spaces.
+
+The observation size of each env is fixed by its model and by two options, so it is stated in a table
+(:data:`MUJOCO_ENVS`) instead of being read from a built simulator; a test proves every entry and option
+against the real envs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from ding.envs import ENV_REGISTRY, DingEnvWrapper, EnvSpaces
+from ding.envs.env_wrappers import WrapperChain
+from ding.errors import ConfigError, unknown_name_message
+from dizoo.mujoco.gl import use_headless_gl
+
+use_headless_gl()
+
+_LOGGER = logging.getLogger(__name__)
+
+
+def _log_mujoco_warning(message: str) -> None:
+    _LOGGER.warning("MuJoCo: %s", message)
+
+
+def route_mujoco_warnings() -> None:
+    """Send MuJoCo's warnings to Python logging, unless a handler is already set.
+
+    By default MuJoCo appends them to ``MUJOCO_LOG.TXT`` in the working directory, and HalfCheetah's model
+    warns on every build.
+    """
+    import mujoco  # after use_headless_gl(): mujoco reads MUJOCO_GL when it is imported
+
+    if mujoco.get_mju_user_warning() is None:
+        mujoco.set_mju_user_warning(_log_mujoco_warning)
+
+
+route_mujoco_warnings()
+
+
+# Keyword arguments of gymnasium's MuJoCo envs that leave their spaces as they are.
+_RENDER_KWARGS = ("width", "height", "camera_id", "camera_name", "default_camera_config", "max_geom", "visual_options")
+_COMMON_KWARGS = ("frame_skip", "forward_reward_weight", "ctrl_cost_weight", "reset_noise_scale")
+_HEALTH_KWARGS = ("healthy_reward", "terminate_when_unhealthy", "healthy_z_range")
+_RENAMED = {"use_contact_forces": "include_cfrc_ext_in_observation"}  # the v4 name of the option
+
+
+@dataclasses.dataclass(frozen=True)
+class MujocoEnvSpec:
+    """What fixes one env's spaces: observation size with gymnasium's defaults, action size, and the options.
+
+    ``position_size`` entries (the torso's x, and y for Ant) are left out of the observation unless
+    ``exclude_current_positions_from_observation=False``; ``cfrc_ext_size`` contact-force entries are in it
+    unless ``include_cfrc_ext_in_observation=False`` (Ant only).
+    """
+
+    obs_size: int
+    action_size: int
+    position_size: int
+    cfrc_ext_size: int = 0
+    extra_kwargs: tuple[str, ...] = ()
+
+    def observation_size(self, env_kwargs: Mapping[str, Any]) -> int:
+        size = self.obs_size
+        if not env_kwargs.get("exclude_current_positions_from_observation", True):
+            size += self.position_size
+        if self.cfrc_ext_size and not env_kwargs.get("include_cfrc_ext_in_observation", True):
+            size -= self.cfrc_ext_size
+        return size
+
+    @property
+    def accepted_kwargs(self) -> tuple[str, ...]:
+        options = ["exclude_current_positions_from_observation"]
+        if self.cfrc_ext_size:
+            options.append("include_cfrc_ext_in_observation")
+        return (*options, *_COMMON_KWARGS, *self.extra_kwargs, *_RENDER_KWARGS)
+
+
+MUJOCO_ENVS: dict[str, MujocoEnvSpec] = {
+    "Hopper-v5": MujocoEnvSpec(11, 3, 1, extra_kwargs=(*_HEALTH_KWARGS, "healthy_state_range", "healthy_angle_range")),
+    "HalfCheetah-v5": MujocoEnvSpec(17, 6, 1),
+    "Walker2d-v5": MujocoEnvSpec(17, 6, 1, extra_kwargs=(*_HEALTH_KWARGS, "healthy_angle_range")),
+    "Ant-v5": MujocoEnvSpec(
+        105,
+        8,
+        2,
+        cfrc_ext_size=78,
+        extra_kwargs=(*_HEALTH_KWARGS, "contact_cost_weight", "contact_force_range", "main_body"),
+    ),
+}
+"""The supported envs by gymnasium id. Every action space is ``Box(-1, 1, (action_size,), float32)`` and every
+observation space ``Box(-inf, inf, (n,), float64)``."""
+
+
+def mujoco_env_spec(env_id: str, env_kwargs: Mapping[str, Any]) -> MujocoEnvSpec:
+    """The table entry for ``env_id``, after checking ``env_kwargs`` against the options that env takes.
+
+    >>> mujoco_env_spec('Ant-v5', {'include_cfrc_ext_in_observation': False}).cfrc_ext_size
+    78
+    """
+    if env_id not in MUJOCO_ENVS:
+        raise ConfigError(unknown_name_message("MuJoCo env_id", env_id, MUJOCO_ENVS))
+    spec = MUJOCO_ENVS[env_id]
+    if not isinstance(env_kwargs, Mapping):
+        raise TypeError(f"env_kwargs must be a dict, got {type(env_kwargs).__name__} {env_kwargs!r}")
+    for key in env_kwargs:
+        if key not in spec.accepted_kwargs:
+            hint = f" (gymnasium's v5 envs call it {_RENAMED[key]!r})" if key in _RENAMED else ""
+            raise ConfigError(
+                f"env_kwargs key {key!r} is not accepted for {env_id}{hint}; "
+                f"accepted: {', '.join(spec.accepted_kwargs)}"
+            )
+    return spec
+
+
+def mujoco_raw_spaces(env_id: str, env_kwargs: Mapping[str, Any]) -> EnvSpaces:
+    """The spaces gymnasium's ``env_id`` has with ``env_kwargs``, from :data:`MUJOCO_ENVS` alone.
+
+    >>> mujoco_raw_spaces('Hopper-v5', {'exclude_current_positions_from_observation': False}).observation
+    Box(-inf, inf, (12,), float64)
+    """
+    spec = mujoco_env_spec(env_id, env_kwargs)
+    size = spec.observation_size(env_kwargs)
+    return EnvSpaces(
+        spaces.Box(-np.inf, np.inf, (size,), np.float64),
+        spaces.Box(-1.0, 1.0, (spec.action_size,), np.float32),
+    )
+
+
+def _section(cfg: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = cfg.get(key) or {}
+    if not isinstance(value, Mapping):
+        raise TypeError(f"env.{key} must be a dict such as {{'use_norm': True}}, got {type(value).__name__} {value!r}")
+    return value
+
+
+@ENV_REGISTRY.register("mujoco")
+class MujocoEnv(DingEnvWrapper):
+    """A gymnasium MuJoCo v5 env (``env_id``: Hopper-v5, HalfCheetah-v5, Walker2d-v5, Ant-v5) as a ding env.
+
+    Config keys besides the common ones:
+
+    - ``env_kwargs``: gymnasium's keyword arguments for the env (options such as
+      ``exclude_current_positions_from_observation``, reward weights, render ``width``/``height``).
+    - ``max_episode_steps``: the time limit (gymnasium's is 1000).
+    - ``norm_obs``: with ``use_norm`` the ``obs_norm`` wrapper normalizes observations by their running mean
+      and std (after ``warmup`` observations) and clips them to ``clip_range``; each env keeps its own statistics.
+    - ``norm_reward``: with ``use_norm`` and while training, the ``reward_norm`` wrapper divides rewards by the
+      running std of the return discounted by ``reward_discount``. ``info['eval_episode_return']`` always sums
+      the env's own rewards.
+    - ``act_scale``: the agent acts in [-1, 1] through ``normalized_action`` (which also clips).
+
+    Example:
+        >>> MujocoEnv.spaces_from_config({'env_id': 'Ant-v5'}).observation
+        Box(-inf, inf, (105,), float32)
+        >>> MujocoEnv.spaces_from_config({'env_id': 'Hopper-v5', 'norm_obs': {'use_norm': True}}).observation
+        Box(-5.0, 5.0, (11,), float32)
+    """
+
+    config: ClassVar[dict[str, Any]] = {
+        "env_id": "Hopper-v5",
+        "env_kwargs": {},
+        "env_wrapper": "default",
+        "max_episode_steps": 1000,
+        "norm_obs": {"use_norm": False, "clip_range": [-5.0, 5.0], "warmup": 30},
+        "norm_reward": {"use_norm": False, "reward_discount": 0.99, "warmup": 30},
+        "act_scale": True,
+    }
+
+    def __init__(self, cfg: Mapping[str, Any] | None = None) -> None:
+        super().__init__(cfg=cfg or {})
+
+    @classmethod
+    def raw_spaces(cls, cfg: Mapping[str, Any]) -> EnvSpaces:
+        return mujoco_raw_spaces(str(cfg.get("env_id")), cfg.get("env_kwargs") or {})
+
+    @classmethod
+    def wrapper_chain(cls, cfg: Mapping[str, Any]) -> WrapperChain:
+        chain: list[Any] = list(super().wrapper_chain(cfg) or [])  # type: ignore[arg-type]
+        norm_obs = _section(cfg, "norm_obs")
+        if norm_obs.get("use_norm"):
+            clip = norm_obs.get("clip_range", (-5.0, 5.0))
+            kwargs = {"clip_range": None if clip is None else tuple(clip), "warmup": norm_obs.get("warmup", 30)}
+            chain.append({"type": "obs_norm", "kwargs": kwargs})
+        norm_reward = _section(cfg, "norm_reward")
+        if norm_reward.get("use_norm") and cfg.get("is_train", True):
+            kwargs = {
+                "reward_discount": norm_reward.get("reward_discount", 0.99),
+                "warmup": norm_reward.get("warmup", 30),
+            }
+            chain.append({"type": "reward_norm", "kwargs": kwargs})
+        if cfg.get("act_scale", True):
+            chain.append("normalized_action")
+        return chain
+
+    def _make_raw_env(self, render: bool = False) -> gym.Env[Any, Any]:
+        kwargs = dict(self._cfg.env_kwargs or {})
+        if render:
+            kwargs["render_mode"] = "rgb_array"
+        steps = self._cfg.max_episode_steps
+        if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 1):
+            raise ConfigError(f"max_episode_steps must be a positive int or None, got {steps!r}")
+        return gym.make(self._cfg.env_id, max_episode_steps=steps, **kwargs)
