@@ -82,6 +82,7 @@ class DingEnvWrapper(BaseEnv):
             raise ConfigError("DingEnvWrapper needs either an env instance or cfg.env_id")
         self._given_env = as_gymnasium(env) if env is not None else None
         self._seed_api = seed_api
+        self._game_goes_on = False  # an episode ended with a lost life (episodic_life): the next reset continues
         self._raw: gym.Env[Any, Any] | None = None
         super().__init__(cfg)
         self._env = self._build()
@@ -158,9 +159,12 @@ class DingEnvWrapper(BaseEnv):
             raise RuntimeError(f"{type(self).__name__} is closed")
         if self._rebuild_for_render:
             self._rebuild_for_render = False
+            self._game_goes_on = False  # a new simulator starts a new game
             self._env.close()
             self._env = self._build(render=True)
-        seed = self._next_episode_seed() if self._seed_api else None
+        # A seed restarts the game, so an episode that ended with a lost life, not the game, continues unseeded.
+        seed = self._next_episode_seed() if self._seed_api and not self._game_goes_on else None
+        self._game_goes_on = False
         obs, _ = self._env.reset(seed=seed)
         if self._recorder is not None:
             self._recorder.finish_episode()
@@ -174,6 +178,7 @@ class DingEnvWrapper(BaseEnv):
             if terminated or truncated:
                 self._recorder.finish_episode()
         done = bool(terminated or truncated)
+        self._game_goes_on = done and info.get("real_done") is False
         return BaseEnvTimestep(
             self._to_obs(obs),
             self._to_reward(reward),
@@ -182,6 +187,10 @@ class DingEnvWrapper(BaseEnv):
             terminated=bool(terminated),
             truncated=bool(truncated),
         )
+
+    def seed(self, seed: int, dynamic_seed: bool = True) -> None:
+        super().seed(seed, dynamic_seed)
+        self._game_goes_on = False
 
     def close(self) -> None:
         if not self._closed:

@@ -1,8 +1,8 @@
 """The SAC model: a tanh-squashed Gaussian actor and (twin) Q critics for continuous actions.
 
 Shapes follow DI-engine's ``ContinuousQAC``: ``obs_shape`` is a vector size (an int or a one-element
-list/tuple) and ``action_shape`` the size ``k`` of a Box ``(k,)`` action. Actions lie in ``[-1, 1]``
-(the env maps them to its bounds, e.g. Pendulum's ``act_scale``).
+list/tuple) or a ``(C, H, W)`` image, and ``action_shape`` the size ``k`` of a Box ``(k,)`` action. Actions lie
+in ``[-1, 1]`` (the env maps them to its bounds, e.g. Pendulum's ``act_scale``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import torch
 from torch import nn
 
 from ding.errors import ConfigError
-from ding.model.common import as_shape, hidden_sizes, mlp
+from ding.model.common import as_shape, build_encoder, hidden_sizes, mlp
 
 LOG_STD_MIN = -20.0
 LOG_STD_MAX = 2.0
@@ -61,6 +61,10 @@ class QAC(nn.Module):
     - ``critic``: one Q network (two with ``twin_critic``) on ``concat(obs, action)``, each an MLP of
       ``critic_head_layer_num`` hidden layers of width ``critic_head_hidden_size``.
 
+    With ``encoder_hidden_size_list`` the actor and the critics first encode observations, each side with its
+    own encoder (the twin critics share one): convolutions for ``(C, H, W)`` images (which need it), an MLP for
+    vectors. Without it, vectors go straight into the heads.
+
     ``compute_actor(obs)`` returns ``{'logit': (mu, log_std)}``, ``compute_critic(obs, action)``
     ``{'q_value': Q}`` (shape ``(batch,)``, or ``(2, batch)`` with twin critics), as DI-engine's model does.
     ``sample(obs)`` draws a reparameterized action with its log-probability; ``deterministic(obs)`` is
@@ -73,6 +77,9 @@ class QAC(nn.Module):
         (torch.Size([4, 1]), torch.Size([4]), True)
         >>> model.compute_critic(torch.zeros(4, 3), action)['q_value'].shape
         torch.Size([2, 4])
+        >>> pixels = QAC(obs_shape=(3, 32, 32), action_shape=2, encoder_hidden_size_list=[8, 16, 32])
+        >>> pixels.compute_critic(torch.zeros(5, 3, 32, 32), torch.zeros(5, 2))['q_value'].shape
+        torch.Size([2, 5])
     """
 
     def __init__(
@@ -85,32 +92,45 @@ class QAC(nn.Module):
         critic_head_hidden_size: int = 64,
         critic_head_layer_num: int = 2,
         activation: str = "relu",
+        encoder_hidden_size_list: Sequence[int] | None = None,
     ) -> None:
         super().__init__()
         self.obs_shape = as_shape(obs_shape)
-        if len(self.obs_shape) != 1:
-            raise ConfigError(f"QAC takes vector observations; obs_shape {self.obs_shape} has several dimensions")
-        self.obs_size = self.obs_shape[0]
+        if len(self.obs_shape) not in (1, 3):
+            raise ConfigError(f"QAC takes vectors or (C, H, W) images; got obs_shape {self.obs_shape}")
+        if len(self.obs_shape) == 3 and encoder_hidden_size_list is None:
+            raise ConfigError(
+                f"QAC with image obs_shape {self.obs_shape} needs encoder_hidden_size_list "
+                "(conv channels, then the feature size), e.g. [32, 32, 32, 50]"
+            )
         self.action_size = continuous_action_size(action_shape)
         self.twin_critic = bool(twin_critic)
+        self.actor_encoder, features = self._encoder(encoder_hidden_size_list, activation)
+        self.critic_encoder, _ = self._encoder(encoder_hidden_size_list, activation)
         actor_sizes = _layers(actor_head_hidden_size, actor_head_layer_num, "actor_head")
         critic_sizes = _layers(critic_head_hidden_size, critic_head_layer_num, "critic_head")
         self.actor = nn.Sequential(
-            mlp(self.obs_size, actor_sizes, activation), nn.Linear(actor_sizes[-1], 2 * self.action_size)
+            mlp(features, actor_sizes, activation), nn.Linear(actor_sizes[-1], 2 * self.action_size)
         )
-        critic_in = self.obs_size + self.action_size
+        critic_in = features + self.action_size
         self.critic = nn.ModuleList(
             nn.Sequential(mlp(critic_in, critic_sizes, activation), nn.Linear(critic_sizes[-1], 1))
             for _ in range(2 if self.twin_critic else 1)
         )
 
+    def _encoder(self, hidden_size_list: Sequence[int] | None, activation: str) -> tuple[nn.Module, int]:
+        if hidden_size_list is None:
+            return nn.Identity(), self.obs_shape[0]
+        encoder = build_encoder(self.obs_shape, hidden_size_list, act=activation)
+        return encoder, encoder.output_size
+
     def _check_obs(self, obs: torch.Tensor) -> None:
-        if obs.dim() != 2 or obs.shape[1] != self.obs_size:
-            raise ValueError(f"QAC built for obs_shape {self.obs_size} got a batch of shape {tuple(obs.shape)}")
+        if tuple(obs.shape[1:]) != self.obs_shape:
+            raise ValueError(f"QAC built for obs_shape {self.obs_shape} got a batch of shape {tuple(obs.shape)}")
 
     def compute_actor(self, obs: torch.Tensor) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
         self._check_obs(obs)
-        mu, log_std = self.actor(obs).chunk(2, dim=-1)
+        mu, log_std = self.actor(self.actor_encoder(obs)).chunk(2, dim=-1)
         return {"logit": (mu, log_std.clamp(LOG_STD_MIN, LOG_STD_MAX))}
 
     def compute_critic(self, obs: torch.Tensor, action: torch.Tensor) -> dict[str, torch.Tensor]:
@@ -120,7 +140,7 @@ class QAC(nn.Module):
                 f"QAC built for action_shape {self.action_size} got actions of shape {tuple(action.shape)} "
                 f"for {obs.shape[0]} observations"
             )
-        x = torch.cat([obs, action], dim=-1)
+        x = torch.cat([self.critic_encoder(obs), action], dim=-1)
         q = torch.stack([critic(x).squeeze(-1) for critic in self.critic])
         return {"q_value": q if self.twin_critic else q[0]}
 
@@ -160,6 +180,7 @@ QAC_MODEL_KEYS = (
     "critic_head_hidden_size",
     "critic_head_layer_num",
     "activation",
+    "encoder_hidden_size_list",
 )
 
 

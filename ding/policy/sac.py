@@ -58,6 +58,7 @@ class SACPolicy(Policy):
             "critic_head_hidden_size": 256,
             "critic_head_layer_num": 2,
             "activation": "relu",
+            "encoder_hidden_size_list": None,
         },
         "learn": {
             "update_per_collect": 1,
@@ -148,7 +149,8 @@ class SACPolicy(Policy):
 
     # ----- acting --------------------------------------------------------------------------------
     def _obs_tensor(self, observations: Sequence[Any]) -> torch.Tensor:
-        batch = np.stack([np.asarray(obs, dtype=np.float32).reshape(-1) for obs in observations])
+        shape = self._model.obs_shape
+        batch = np.stack([np.asarray(obs, dtype=np.float32).reshape(shape) for obs in observations])
         return torch.from_numpy(batch).to(self._device)
 
     def _act(self, obs: Mapping[int, Any], deterministic: bool) -> dict[int, dict[str, Any]]:

@@ -40,13 +40,15 @@ def test_spec_command_prints_the_chain(path: str, capsys: pytest.CaptureFixture[
 def test_spec_prediction_matches_real_env(path: str) -> None:
     main_config, create_config = read_config(str(ROOT / path))
     cfg = compile_config(main_config, create_config, require_policy=False)
-    predicted = spec_trace_from_config(main_config, create_config)[-1][1]
-    model = cfg.policy.model
-    obs_shape = predicted.observation.shape
-    assert tuple(np.atleast_1d(model.obs_shape)) == obs_shape
+    spec = spec_trace_from_config(main_config, create_config)[-1][1]  # what ding -m spec prints: training envs
+    assert tuple(np.atleast_1d(cfg.policy.model.obs_shape)) == spec.observation.shape
     for is_train in (True, False):
         env_cfg: Any = {**cfg.env, "is_train": is_train}
-        env = env_class(cfg.env)(env_cfg)
+        predicted = env_class(cfg.env).spaces_from_config(env_cfg)  # evaluation envs may differ (reward bounds)
+        assert predicted.shapes == spec.shapes
+        if is_train:
+            assert predicted == spec
+        env = env_class(cfg.env)(cfg=env_cfg)
         assert (env.observation_space, env.action_space, env.reward_space) == tuple(predicted)
         env.seed(0)
         assert_matches_space(env.reset(), predicted.observation, "obs after reset")

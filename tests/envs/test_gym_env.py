@@ -176,3 +176,27 @@ def test_registry_and_vec_env_setting() -> None:
     assert ENV_REGISTRY.get("ding_env_wrapper") is DingEnvWrapper
     with pytest.raises(UnknownNameError, match="unknown env 'cartpol'"):
         get_vec_env_setting({"type": "cartpol"})
+
+
+def test_reset_after_a_lost_life_continues_the_game_even_when_seeded() -> None:
+    pytest.importorskip("ale_py")
+    import ale_py
+
+    gym.register_envs(ale_py)
+    env = DingEnvWrapper(
+        cfg={"env_id": "BreakoutNoFrameskip-v4", "env_wrapper": [("max_and_skip", {}), "episodic_life"]}
+    )
+    ale = env.env.unwrapped.ale  # type: ignore[attr-defined]
+    env.seed(3)  # dynamic seeds: every new game gets one, a continued game must not
+    env.reset()
+    lives = ale.lives()
+    while not (ts := env.step(1)).done:
+        pass
+    assert ts.info["real_done"] is False and ale.lives() == lives - 1
+    frame = ale.getEpisodeFrameNumber()
+    env.reset()
+    assert ale.lives() == lives - 1 and ale.getEpisodeFrameNumber() > frame
+    env.seed(3)
+    env.reset()
+    assert ale.lives() == lives and ale.getEpisodeFrameNumber() == 0
+    env.close()

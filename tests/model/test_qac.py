@@ -14,7 +14,7 @@ from ding.model.qac import QAC, qac_from_config, squashed_log_prob
 @pytest.mark.parametrize("obs_shape, action_shape, k", [(3, 1, 1), ([5], (2,), 2), ((11,), [3], 3)])
 def test_shapes_follow_obs_and_action_shape(obs_shape: object, action_shape: object, k: int) -> None:
     model = QAC(obs_shape, action_shape, actor_head_hidden_size=16, critic_head_hidden_size=16)  # type: ignore[arg-type]
-    n = model.obs_size
+    n = model.obs_shape[0]
     obs = torch.randn(7, n)
     mu, log_std = model.compute_actor(obs)["logit"]
     assert mu.shape == log_std.shape == (7, k)
@@ -60,10 +60,12 @@ def test_squashed_log_prob_matches_change_of_variables() -> None:
 def test_bad_shapes_and_config_keys_are_errors() -> None:
     with pytest.raises(ConfigError, match="Box"):
         QAC(3, (2, 2))
-    with pytest.raises(ConfigError, match="vector observations"):
+    with pytest.raises(ConfigError, match=r"image obs_shape \(3, 4, 4\) needs encoder_hidden_size_list"):
         QAC((3, 4, 4), 1)
+    with pytest.raises(ConfigError, match="vectors or"):
+        QAC((3, 4), 1)
     with pytest.raises(ConfigError, match="does not take"):
-        qac_from_config({"obs_shape": 3, "action_shape": 1, "encoder_hidden_size_list": [8]})
+        qac_from_config({"obs_shape": 3, "action_shape": 1, "encoder": [8]})
     with pytest.raises(ConfigError, match="action_shape is not set"):
         qac_from_config({"obs_shape": 3, "action_shape": None})
     with pytest.raises(ConfigError, match="layer_num"):
@@ -73,3 +75,24 @@ def test_bad_shapes_and_config_keys_are_errors() -> None:
         model.compute_actor(torch.zeros(2, 4))
     with pytest.raises(ValueError, match="action_shape"):
         model.compute_critic(torch.zeros(2, 3), torch.zeros(2, 2))
+
+
+def test_image_observations_are_encoded_by_each_side() -> None:
+    model = qac_from_config({"obs_shape": [3, 32, 32], "action_shape": 2, "encoder_hidden_size_list": [8, 16, 32]})
+    obs = torch.rand(6, 3, 32, 32)
+    action, log_prob = model.sample(obs)
+    assert action.shape == (6, 2) and log_prob.shape == (6,)
+    assert model.compute_critic(obs, action)["q_value"].shape == (2, 6)
+    # the actor's loss reaches the actor encoder only; the critic's, the critic encoder only
+    model.sample(obs)[1].sum().backward()
+    assert all(p.grad is not None for p in model.actor_encoder.parameters())
+    assert all(p.grad is None for p in model.critic_encoder.parameters())
+    with pytest.raises(ValueError, match=r"obs_shape \(3, 32, 32\) got a batch of shape \(6, 3, 16, 16\)"):
+        model.compute_actor(torch.zeros(6, 3, 16, 16))
+
+
+def test_vector_encoder_is_optional() -> None:
+    plain, encoded = QAC(5, 1), QAC(5, 1, encoder_hidden_size_list=[32, 16])
+    assert isinstance(plain.actor_encoder, torch.nn.Identity)
+    assert encoded.actor[0][0].in_features == 16
+    assert encoded.compute_actor(torch.zeros(2, 5))["logit"][0].shape == (2, 1)

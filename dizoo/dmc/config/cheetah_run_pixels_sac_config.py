@@ -1,0 +1,69 @@
+"""dm_control cheetah-run from pixels with SAC; its actor and critics encode frames with convolutions.
+
+Observations are the last 3 gray 84x84 camera frames, channels first and scaled to [0, 1]: ``(3, 84, 84)`` float32,
+predicted by ``ding -m spec``. Each action is repeated for 4 control steps. The replay buffer holds 10,000
+transitions (about 2 GB of float32 frames). Rendering runs in software on CPU-only machines, so training from pixels
+is slow there; this config has not been run to its stop value here.
+
+Train with ``ding -m serial -c dizoo/dmc/config/cheetah_run_pixels_sac_config.py -s 0`` (or run this file).
+"""
+
+from easydict import EasyDict
+
+cheetah_run_pixels_sac_config = dict(
+    exp_name="cheetah_run_pixels_sac_seed0",
+    env=dict(
+        domain_name="cheetah",
+        task_name="run",
+        from_pixels=True,
+        height=84,
+        width=84,
+        camera_id=0,
+        channels_first=True,
+        grayscale=True,
+        frame_stack=3,
+        frame_skip=4,
+        collector_env_num=1,
+        evaluator_env_num=5,
+        n_evaluator_episode=5,
+        stop_value=400,
+    ),
+    policy=dict(
+        cuda=False,
+        random_collect_size=1000,
+        model=dict(
+            twin_critic=True,
+            encoder_hidden_size_list=[32, 32, 32, 50],
+            actor_head_hidden_size=256,
+            critic_head_hidden_size=256,
+        ),
+        learn=dict(
+            update_per_collect=1,
+            batch_size=128,
+            learning_rate_q=0.0003,
+            learning_rate_policy=0.0003,
+            learning_rate_alpha=0.0003,
+            alpha=0.1,
+            auto_alpha=True,
+            target_theta=0.01,
+            discount_factor=0.99,
+        ),
+        collect=dict(n_sample=1),
+        eval=dict(evaluator=dict(eval_freq=2000)),
+        other=dict(replay_buffer=dict(replay_buffer_size=10000)),
+    ),
+)
+main_config = EasyDict(cheetah_run_pixels_sac_config)
+
+cheetah_run_pixels_sac_create_config = dict(
+    env=dict(type="dmc", import_names=["dizoo.dmc.envs.dmc_env"]),
+    env_manager=dict(type="base"),
+    policy=dict(type="sac"),
+)
+create_config = EasyDict(cheetah_run_pixels_sac_create_config)
+
+if __name__ == "__main__":
+    # or: ding -m serial -c cheetah_run_pixels_sac_config.py -s 0
+    from ding.entry import serial_pipeline
+
+    serial_pipeline((main_config, create_config), seed=0)
