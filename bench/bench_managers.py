@@ -332,6 +332,30 @@ def targets(
             1.9,
             "{:.2f}×",
         )
+    for key, peer in (("zmq_ipc_k", "subprocess_k"), ("zmq_ipc_k_batch", "subprocess_k_batch")):
+        zmq_rate, sub = rate("cartpole", 8, key), rate("cartpole", 8, peer)
+        add(
+            f"8 × CartPole-v1: {CONTENDER_LABELS[key].replace('k=N/2', 'k=4')} ≥ 1/1.5 of {peer.replace('_k', '')}",
+            zmq_rate / sub if zmq_rate and sub else None,
+            1 / 1.5,
+            "{:.2f}×",
+        )
+    for key in ("ray_k", "ray_k_batch"):
+        ray_rate, raw = rate("syn1000-vec", 8, key), rate("syn1000-vec", 8, "raw")
+        add(
+            f"synthetic 1 ms step, 8 envs: {CONTENDER_LABELS[key].replace('k=N/2', 'k=4')} ≥ 1.7× raw loop",
+            ray_rate / raw if ray_rate and raw else None,
+            1.7,
+            "{:.2f}×",
+        )
+    for n, key, peer in ((8, "zmq_ipc_k", "subprocess_k"), (2, "zmq_ipc_1", "subprocess_1")):
+        zmq_rate, sub = rate("syn1000-vec", n, key), rate("syn1000-vec", n, peer)
+        add(
+            f"synthetic 1 ms step, {n} envs: {CONTENDER_LABELS[key].replace('k=N/2', 'k=4')} ≥ 0.95× subprocess",
+            zmq_rate / sub if zmq_rate and sub else None,
+            0.95,
+            "{:.2f}×",
+        )
     limit = STEP_TIMEOUT + 0.1
     by_manager: dict[str, list[FaultResult]] = {}
     for r in killed:

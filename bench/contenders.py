@@ -243,6 +243,32 @@ class DingBatch(DingManager):
         return len(batch.done)
 
 
+def start_local_ray() -> None:
+    """One local Ray for the whole benchmark (its start-up is not a manager's), with every core of the machine."""
+    import os
+
+    import ray
+
+    if not ray.is_initialized():
+        ray.init(num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False)
+
+
+class DingRay(DingManager):
+    """The ray manager on the benchmark's local Ray (the manager joins it and leaves it running)."""
+
+    def start(self) -> None:
+        start_local_ray()
+        super().start()
+
+
+class DingRayBatch(DingBatch):
+    """The ray manager on the benchmark's local Ray, driven through ``step_batch``."""
+
+    def start(self) -> None:
+        start_local_ray()
+        super().start()
+
+
 def make_contenders(case: EnvCase, n: int, keys: list[str] | None = None) -> list[Contender]:
     """Every applicable contender for ``n`` envs (``subprocess_k`` needs ``n // 2 > 1``), filtered by ``keys``."""
     found: list[Contender] = [
@@ -258,6 +284,17 @@ def make_contenders(case: EnvCase, n: int, keys: list[str] | None = None) -> lis
         found.append(DingManager(case, n, "subprocess_k", CONTENDER_LABELS["subprocess_k"], cfg))
         found.append(DingBatch(case, n, "subprocess_k_batch", CONTENDER_LABELS["subprocess_k_batch"], cfg))
     found.append(DingManager(case, n, "async", "ding async_subprocess (defaults)", {"type": "async_subprocess"}))
+    found.append(DingManager(case, n, "zmq_ipc_1", CONTENDER_LABELS["zmq_ipc_1"], {"type": "zmq"}))
+    if n // 2 > 1:
+        for key, endpoint, shared in (("zmq_ipc_k", "ipc", None), ("zmq_tcp_k", "tcp", False)):
+            cfg = {"type": "zmq", "endpoint": endpoint, "envs_per_worker": n // 2, "shared_memory": shared}
+            found.append(DingManager(case, n, key, CONTENDER_LABELS[key], cfg))
+        cfg = {"type": "zmq", "envs_per_worker": n // 2}
+        found.append(DingBatch(case, n, "zmq_ipc_k_batch", CONTENDER_LABELS["zmq_ipc_k_batch"], cfg))
+    if n // 2 > 1 and importlib.util.find_spec("ray") is not None:
+        cfg = {"type": "ray", "envs_per_worker": n // 2}
+        found.append(DingRay(case, n, "ray_k", CONTENDER_LABELS["ray_k"], cfg))
+        found.append(DingRayBatch(case, n, "ray_k_batch", CONTENDER_LABELS["ray_k_batch"], cfg))
     return [c for c in found if keys is None or c.key in keys]
 
 
@@ -271,6 +308,12 @@ CONTENDER_LABELS: dict[str, str] = {
     "subprocess_k": "ding subprocess, k=N/2 envs/worker",
     "subprocess_k_batch": "ding subprocess, k=N/2 envs/worker, step_batch()",
     "async": "ding async_subprocess (defaults)",
+    "zmq_ipc_1": "ding zmq over ipc, 1 env/worker",
+    "zmq_ipc_k": "ding zmq over ipc, k=N/2 envs/worker",
+    "zmq_ipc_k_batch": "ding zmq over ipc, k=N/2 envs/worker, step_batch()",
+    "zmq_tcp_k": "ding zmq over tcp loopback, data in messages (as remote), k=N/2 envs/worker",
+    "ray_k": "ding ray, k=N/2 envs/actor",
+    "ray_k_batch": "ding ray, k=N/2 envs/actor, step_batch()",
 }
 
 ABSENT_PACKAGES = {

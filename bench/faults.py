@@ -45,6 +45,7 @@ FAULT_MANAGERS: dict[str, tuple[dict[str, Any], bool]] = {
     "ding subprocess, 2 envs/worker": ({"type": "subprocess", "envs_per_worker": 2}, False),
     "ding subprocess, 2 envs/worker, step_batch()": ({"type": "subprocess", "envs_per_worker": 2}, True),
     "ding async_subprocess": ({"type": "async_subprocess"}, False),
+    "ding zmq over ipc, 2 envs/worker": ({"type": "zmq", "envs_per_worker": 2}, False),
 }
 """Managers under fault tests: config, and whether they are driven through ``step_batch``."""
 
@@ -144,6 +145,7 @@ LEFTOVER_SUBJECTS: dict[str, str] = {
     "ding subprocess, 1 env/worker": "subprocess:1",
     "ding subprocess, 2 envs/worker": "subprocess:2",
     "ding async_subprocess": "async_subprocess:1",
+    "ding zmq over ipc, 2 envs/worker": "zmq:2",
     "gymnasium AsyncVectorEnv(shared_memory=True)": "gym_async:1",
 }
 

@@ -19,6 +19,9 @@ MODES = {
     "serial_onpolicy": "as serial, for on-policy policies (PPO): each iteration collects policy.collect.n_sample "
     "fresh env steps and learns from them for policy.learn.epoch_per_collect epochs",
     "eval": "evaluate the checkpoint --load-path on the config's evaluator envs and print the mean return",
+    "worker": "run a zmq env worker for the manager at --connect tcp://HOST:PORT with the keys in --keys DIR "
+    "(no -c); it exits when the manager closes it or goes silent",
+    "keygen": "create CURVE keys for zmq env managers and workers in DIR (ding -m keygen DIR [--name NAME]; no -c)",
 }
 
 EPILOG = """examples:
@@ -28,6 +31,8 @@ EPILOG = """examples:
   ding -m serial -c cfg.py --exp-name more --env-step 5000 --load-path smoke/ckpt/iteration_100.pth.tar
   ding -m serial_onpolicy -c dizoo/classic_control/cartpole/config/cartpole_ppo_config.py -s 0
   ding -m eval -c cfg.py --load-path cartpole_dqn_seed0/ckpt/ckpt_best.pth.tar
+  ding -m keygen ~/ding-keys
+  ding -m worker --connect tcp://10.0.0.5:5555 --keys ~/ding-keys
 
 During -m serial and -m serial_onpolicy a status line on stderr shows env steps, episodes, train iterations
 and the last eval return (redrawn in place on a terminal, otherwise printed every few seconds).
@@ -36,6 +41,7 @@ with status 130; --load-path with that file resumes the run."""
 
 INTERRUPTED = 130
 TRAINING_MODES = ("serial", "serial_onpolicy")
+ZMQ_MODES = ("worker", "keygen")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -47,7 +53,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("-m", "--mode", required=True, choices=sorted(MODES), help="what to do with the config")
     parser.add_argument(
-        "-c", "--config", required=True, help="path of a Python config file (main_config, create_config)"
+        "-c", "--config", help="path of a Python config file (main_config, create_config); not for worker, keygen"
+    )
+    parser.add_argument("directory", nargs="?", help="keygen: the directory to write keys to")
+    parser.add_argument("--connect", metavar="URL", help="worker: the manager's endpoint, tcp://HOST:PORT")
+    parser.add_argument("--keys", metavar="DIR", help="worker: the key directory made by -m keygen")
+    parser.add_argument("--name", help="worker, keygen: the worker key's name (default: worker)")
+    parser.add_argument(
+        "--manager-timeout",
+        type=float,
+        metavar="S",
+        help="worker: exit after S s without a word from the manager (default: the manager's heartbeat_timeout)",
     )
     parser.add_argument(
         "-s",
@@ -92,11 +108,24 @@ def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -
         "train_iter": TRAINING_MODES,
         "exp_name": TRAINING_MODES,
         "load_path": (*TRAINING_MODES, "eval"),
+        "connect": ("worker",),
+        "keys": ("worker",),
+        "manager_timeout": ("worker",),
+        "name": ZMQ_MODES,
+        "directory": ("keygen",),
     }
     for option, modes in used_by.items():
         if getattr(args, option) is not None and args.mode not in modes:
             flag = "--" + option.replace("_", "-")
             parser.error(f"{flag} is not used by -m {args.mode} (only by -m {', -m '.join(modes)})")
+    if args.mode in ZMQ_MODES and args.config is not None:
+        parser.error(f"-c is not used by -m {args.mode}")
+    if args.mode not in ZMQ_MODES and args.config is None:
+        parser.error(f"-m {args.mode} needs -c CONFIG")
+    if args.mode == "worker" and (args.connect is None or args.keys is None):
+        parser.error("-m worker needs --connect tcp://HOST:PORT and --keys DIR")
+    if args.mode == "keygen" and args.directory is None:
+        parser.error("-m keygen needs DIR, the directory to write the keys to")
     if args.mode == "eval" and args.load_path is None:
         parser.error("-m eval needs --load-path CKPT, the checkpoint to evaluate")
     for option in ("env_step", "train_iter"):
@@ -186,6 +215,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 status = run_serial(args)
         elif args.mode == "eval":
             print(run_eval(args))
+        elif args.mode == "keygen":
+            from ding.entry.env_worker import run_keygen
+
+            print(run_keygen(args.directory, args.name or "worker"))
+        elif args.mode == "worker":
+            from ding.entry.env_worker import run_worker
+
+            status = run_worker(args.connect, args.keys, args.name or "worker", args.manager_timeout)
     except (DingError, OSError) as err:
         message = " ".join(str(err).split("\n--- original traceback ---")[0].split())
         parser.exit(2, f"ding: error: {message}\n")

@@ -8,13 +8,17 @@ from typing import Any
 from ding.envs.env_manager.async_manager import AsyncSubprocessEnvManager
 from ding.envs.env_manager.base_manager import BaseEnvManager
 from ding.envs.env_manager.env_fn import EnvFn
+from ding.envs.env_manager.ray_manager import RayEnvManager
 from ding.envs.env_manager.subprocess_manager import SyncSubprocessEnvManager
+from ding.envs.env_manager.zmq_manager import ZmqEnvManager
 from ding.utils.registry import Registry
 
 ENV_MANAGER_REGISTRY: Registry[type[BaseEnvManager]] = Registry("env manager")
 ENV_MANAGER_REGISTRY.register("base")(BaseEnvManager)
 ENV_MANAGER_REGISTRY.register("subprocess")(SyncSubprocessEnvManager)
 ENV_MANAGER_REGISTRY.register("async_subprocess")(AsyncSubprocessEnvManager)
+ENV_MANAGER_REGISTRY.register("ray")(RayEnvManager)
+ENV_MANAGER_REGISTRY.register("zmq")(ZmqEnvManager)
 
 
 def create_env_manager(manager_cfg: Mapping[str, Any], env_fns: Sequence[EnvFn]) -> BaseEnvManager:

@@ -1,8 +1,11 @@
 """Manager kinds the env manager tests run against, and a factory that closes what it builds.
 
 Kinds: ``base`` (in-process), ``subprocess-1`` / ``subprocess-2`` (one or two envs per worker),
-``async`` (``wait_num`` = every env and no wait timeout, so every step returns a full batch), and
-``spawn`` (subprocess with the ``spawn`` start method; slow to start, so only a few tests use it).
+``async`` (``wait_num`` = every env and no wait timeout, so every step returns a full batch),
+``spawn`` (subprocess with the ``spawn`` start method; slow to start, so only a few tests use it), and
+``ray`` / ``ray-2`` (Ray actors with one or two envs each, on one local Ray started once per session by
+the ``ray_cluster`` fixture; skipped when Ray is not installed), and ``zmq`` / ``zmq-tcp`` / ``zmq-2``
+(zmq workers started by the manager over ipc, over tcp loopback, and with two envs per worker).
 """
 
 from __future__ import annotations
@@ -20,10 +23,19 @@ KIND_CONFIGS: dict[str, dict[str, Any]] = {
     "subprocess-2": {"type": "subprocess", "envs_per_worker": 2},
     "async": {"type": "async_subprocess", "step_wait_timeout": None},
     "spawn": {"type": "subprocess", "context": "spawn"},
+    "ray": {"type": "ray", "envs_per_worker": 1},
+    "ray-2": {"type": "ray", "envs_per_worker": 2},
+    "zmq": {"type": "zmq", "envs_per_worker": 1},
+    "zmq-tcp": {"type": "zmq", "envs_per_worker": 1, "endpoint": "tcp"},
+    "zmq-2": {"type": "zmq", "envs_per_worker": 2},
 }
-FAST_KINDS = ("base", "subprocess-1", "subprocess-2", "async")
+FAST_KINDS = ("base", "subprocess-1", "subprocess-2", "async", "ray", "zmq")
 """Kinds every test runs against (``spawn`` is chosen explicitly where it is worth its start-up time)."""
+RAY_DEFAULT_SUITES = ("test_conformance",)
+"""Suites that run against ``ray`` in the default run. A Ray actor takes 0.5-1 s to start on 2 cores, so the
+other suites (bad input and layouts, handled before or apart from the actors) run against it with ``-m slow``."""
 SUBPROCESS_KINDS = ("subprocess-1", "subprocess-2", "async")
+RAY_KINDS = ("ray", "ray-2")
 
 MakeManager = Callable[..., BaseEnvManager]
 
@@ -39,9 +51,33 @@ def make_manager(kind: str, env_fns: Sequence[Callable[[], Any]], **cfg: Any) ->
     return create_env_manager(merged, list(env_fns))
 
 
-@pytest.fixture(params=FAST_KINDS)
+@pytest.fixture(scope="session")
+def ray_cluster() -> Iterator[str]:
+    """One local Ray (2 CPUs) shared by every ray test of the session; yields its GCS address."""
+    ray = pytest.importorskip("ray")
+    started = not ray.is_initialized()
+    if started:
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield ray.get_runtime_context().gcs_address
+    if started:
+        ray.shutdown()
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Parametrize ``manager_kind`` over FAST_KINDS; ``ray`` is marked slow outside RAY_DEFAULT_SUITES."""
+    if "manager_kind" not in metafunc.fixturenames:
+        return
+    suite = metafunc.module.__name__.rsplit(".", 1)[-1]
+    slow = [pytest.mark.slow] if suite not in RAY_DEFAULT_SUITES else []
+    kinds = [pytest.param(kind, marks=slow if kind in RAY_KINDS else []) for kind in FAST_KINDS]
+    metafunc.parametrize("manager_kind", kinds, indirect=True)
+
+
+@pytest.fixture
 def manager_kind(request: pytest.FixtureRequest) -> str:
-    """Each fast manager kind in turn."""
+    """Each fast manager kind in turn (ray kinds start the session's Ray, or skip without Ray)."""
+    if request.param in RAY_KINDS:
+        request.getfixturevalue("ray_cluster")
     return str(request.param)
 
 

@@ -1,0 +1,193 @@
+"""The ray manager: batches per actor, placement, config checks, and which Ray it starts, joins and shuts down.
+
+The conformance suite (``test_conformance.py``) runs against the ``ray`` kind; these tests cover what
+is particular to Ray. They share the session's local Ray (``ray_cluster``, which skips them when Ray is
+not installed); the tests of starting and joining a Ray run in a child process, which has a Ray
+connection of its own. Config checks and the error without Ray need no Ray and always run.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from ding.envs.env_manager import create_env_manager, ray_cluster
+from ding.errors import ConfigError, WorkerTimeoutError
+from dizoo.classic_control.cartpole.envs import CartPoleEnv
+from tests.envs.env_manager.conftest import MakeManager, make_manager
+from tests.envs.env_manager.envs import DictObsEnv, assert_same_trajectories, pid_alive, play, table_policy
+
+ROOT = Path(__file__).resolve().parents[3]
+CARTPOLE = partial(CartPoleEnv, cfg={"max_episode_steps": 15})
+
+
+def undeclared_dict_obs_env() -> DictObsEnv:
+    return DictObsEnv({})  # a plain function: the manager learns the spaces from the built envs
+
+
+@pytest.mark.usefixtures("ray_cluster")
+def test_envs_per_actor_step_as_one_batch_and_match_the_serial_manager(new_manager: MakeManager) -> None:
+    with make_manager("base", [partial(DictObsEnv, cfg={})] * 5, episode_num=2) as reference:
+        reference.seed(3)
+        reference.launch()
+        expected = play(reference, table_policy(3))
+    manager = new_manager("ray", [undeclared_dict_obs_env] * 5, episode_num=2, envs_per_worker=3)
+    manager.seed(3)
+    manager.launch()
+    assert manager.observation_space == reference.observation_space
+    pids = manager.worker_pids
+    assert len(pids) == 2 and len(set(pids)) == 2  # envs 0-2 on one actor, 3-4 on the other
+    assert manager.env_pid() == [pids[0]] * 3 + [pids[1]] * 2
+    assert_same_trajectories(play(manager, table_policy(3)), expected)
+
+
+@pytest.mark.usefixtures("ray_cluster")
+def test_step_batch_matches_per_env_steps(new_manager: MakeManager) -> None:
+    batched = new_manager("ray-2", [CARTPOLE] * 4)
+    reference = new_manager("base", [CARTPOLE] * 4)
+    for manager in (batched, reference):
+        manager.seed(0)
+        manager.launch()
+    ended = 0
+    for row in np.random.default_rng(1).integers(0, 2, size=(25, 4)):
+        batch = batched.step_batch(row)
+        timesteps = reference.step({i: int(a) for i, a in enumerate(row)})
+        for env_id, ts in timesteps.items():
+            assert batch.done[env_id] == ts.done and batch.reward[env_id] == ts.reward
+            np.testing.assert_array_equal(batch.final_obs[env_id] if ts.done else batch.obs[env_id], ts.obs)
+            ended += ts.done
+    assert ended >= 4
+    np.testing.assert_array_equal(batched.ready_obs_batch().obs, reference.ready_obs_batch().obs)
+
+
+@pytest.mark.usefixtures("ray_cluster")
+def test_an_actor_ray_cannot_place_fails_launch_naming_the_request() -> None:
+    manager = make_manager("ray", [CARTPOLE], resources_per_worker={"ding_test_device": 1}, reset_timeout=0.5)
+    pattern = r"actor 0 \(pid None, envs \[0\]\) did not start within 0\.5 s; can Ray place it\? .*ding_test_device"
+    with pytest.raises(WorkerTimeoutError, match=pattern):
+        manager.launch()
+    assert manager.closed and manager.worker_pids == [None]
+
+
+@pytest.mark.usefixtures("ray_cluster")
+def test_actors_hold_their_resources_and_close_kills_them_but_not_a_ray_it_did_not_start() -> None:
+    import ray
+
+    manager = make_manager("ray-2", [CARTPOLE] * 4, num_cpus_per_worker=0.5)
+    manager.launch()
+    pids = manager.worker_pids
+    assert all(pid_alive(pid) for pid in pids)
+    assert [ray.get(actor.assigned_resources.remote()) for actor in manager.worker_actors] == [{"CPU": 0.5}] * 2
+    assert ray_cluster.users() == 0  # the session's Ray was there first: the manager does not count as its user
+    manager.close()
+    assert not any(pid_alive(pid) for pid in pids)
+    assert ray.is_initialized() and ray.get(ray.put(7)) == 7
+
+
+BAD_CONFIGS: dict[str, tuple[dict[str, Any], type[Exception], str]] = {
+    "shared_memory": ({"shared_memory": True}, ConfigError, r"shared_memory must be False for the ray manager"),
+    "context": ({"context": "spawn"}, ConfigError, r"context does not apply to the ray manager.*got 'spawn'"),
+    "address": ({"address": 6379}, TypeError, r"address must be a str such as 'host:6379' or None, got 6379"),
+    "num_cpus": ({"num_cpus_per_worker": -1}, ConfigError, r"num_cpus_per_worker must be a number >= 0 .*got -1"),
+    "resources": ({"resources_per_worker": {"GPU": "one"}}, ConfigError, r"\['GPU'\] must be a number >= 0"),
+    "resources_type": ({"resources_per_worker": 2}, ConfigError, r"resources_per_worker' must be a dict .*got int 2"),
+    "cpu_twice": (
+        {"num_cpus_per_worker": 1, "resources_per_worker": {"CPU": 1}},
+        ConfigError,
+        r"either as num_cpus_per_worker or as resources_per_worker\['CPU'\]",
+    ),
+    "max_restarts": ({"max_restarts": -2}, ConfigError, r"max_restarts must be an int >= -1 .*got -2"),
+    "init_address": ({"init_kwargs": {"address": "auto"}}, ConfigError, r"init_kwargs may not hold 'address'"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_CONFIGS))
+def test_bad_ray_settings_name_the_key_and_value(case: str) -> None:
+    cfg, error, pattern = BAD_CONFIGS[case]
+    with pytest.raises(error, match=pattern):
+        create_env_manager({"type": "ray", **cfg}, [CARTPOLE])
+
+
+def test_another_cluster_address_than_the_connected_one_is_rejected(ray_cluster: str) -> None:
+    manager = make_manager("ray", [CARTPOLE], address="127.0.0.1:1")
+    with pytest.raises(ConfigError, match=rf"address is '127\.0\.0\.1:1', but .* cluster at '{ray_cluster}'"):
+        manager.launch()
+    manager.close()
+
+
+OWN_RAY = textwrap.dedent(
+    """
+    import sys
+    from functools import partial
+    import ray
+    from ding.envs.env_manager import create_env_manager
+    from dizoo.classic_control.cartpole.envs import CartPoleEnv
+
+    fns = [partial(CartPoleEnv, cfg={})] * 2
+
+    def run(**cfg):
+        manager = create_env_manager({"type": "ray", "episode_num": 1, **cfg}, fns)
+        manager.launch()
+        while not manager.done:
+            manager.step({i: 0 for i in manager.ready_obs_id})
+        return manager
+
+    assert not ray.is_initialized()
+    first = run(init_kwargs={"num_cpus": 1})  # starts a local Ray of its own
+    started = ray.get_runtime_context().gcs_address
+    second = run()  # shares it
+    first.close()
+    print("after first close:", ray.is_initialized())
+    second.close()
+    print("after last close:", ray.is_initialized())
+    joined = run(address=sys.argv[1])  # joins the test session's cluster
+    print("joined:", ray.get_runtime_context().gcs_address == sys.argv[1] != started)
+    joined.close()
+    print("after leaving:", ray.is_initialized())
+    """
+)
+
+
+def test_a_manager_starts_or_joins_ray_and_shuts_down_only_its_own_connection(ray_cluster: str) -> None:
+    import ray
+
+    result = subprocess.run(
+        [sys.executable, "-c", OWN_RAY, ray_cluster], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.split("\n")[:4] == [
+        "after first close: True",
+        "after last close: False",
+        "joined: True",
+        "after leaving: False",
+    ]
+    assert ray.get(ray.put("still up")) == "still up"  # the session's cluster outlived the child's managers
+
+
+WITHOUT_RAY = textwrap.dedent(
+    """
+    import sys
+    sys.modules["ray"] = None  # as if Ray were not installed
+    from functools import partial
+    from ding.envs.env_manager import create_env_manager
+    from dizoo.classic_control.cartpole.envs import CartPoleEnv
+    create_env_manager({"type": "base"}, [partial(CartPoleEnv, cfg={})]).close()
+    try:
+        create_env_manager({"type": "ray"}, [partial(CartPoleEnv, cfg={})])
+    except ImportError as err:
+        print(err)
+    """
+)
+
+
+def test_ding_works_without_ray_and_names_the_extra_when_the_ray_manager_is_asked_for() -> None:
+    result = subprocess.run([sys.executable, "-c", WITHOUT_RAY], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "pip install 'ding[ray]'" in result.stdout
