@@ -17,6 +17,7 @@ from ding.envs.env_checker import check_ding_env
 from ding.errors import ConfigError
 from dizoo.box2d.bipedalwalker.envs import BipedalWalkerEnv
 from dizoo.box2d.lunarlander.envs import LunarLanderEnv
+from tests.dizoo.episodes import play_episodes
 
 CASES = [
     (LunarLanderEnv, {}, "LunarLander-v3", {}),
@@ -90,11 +91,7 @@ def test_lunarlander_replay_is_written(tmp_path: pathlib.Path) -> None:
     env = LunarLanderEnv({"max_episode_steps": 6})
     env.enable_save_replay(str(tmp_path))
     env.seed(0)
-    for _ in range(2):
-        env.reset()
-        done = False
-        while not done:
-            done = env.step(env.random_action()).done
+    play_episodes(env, 2)
     env.close()
     videos = sorted(tmp_path.glob("*.mp4"))
     assert [v.name for v in videos] == ["replay-episode-0000.mp4", "replay-episode-0001.mp4"]

@@ -17,6 +17,7 @@ from dizoo.classic_control.acrobot.envs import AcrobotEnv
 from dizoo.classic_control.cartpole.envs import CartPoleEnv
 from dizoo.classic_control.mountain_car.envs import MountainCarEnv
 from dizoo.classic_control.pendulum.envs import PendulumEnv
+from tests.dizoo.episodes import play_episodes
 
 
 def test_cartpole_declaration_is_gymnasiums() -> None:
@@ -103,10 +104,7 @@ def test_acrobot_replay_is_written(tmp_path: pathlib.Path) -> None:
     env = AcrobotEnv({"max_episode_steps": 8})
     env.enable_save_replay(str(tmp_path))
     env.seed(0)
-    env.reset()
-    done = False
-    while not done:
-        done = env.step(env.random_action()).done
+    play_episodes(env)
     env.close()
     videos = sorted(tmp_path.glob("*.mp4"))
     assert len(videos) == 1 and videos[0].stat().st_size > 0

@@ -14,6 +14,7 @@ from ding.envs.env_checker import check_ding_env
 from ding.errors import ConfigError
 from dizoo.dmc.envs import DMCAdapter, DMCEnv, dmc_spaces
 from dizoo.dmc.envs.dmc_adapter import DMC_STATE_SIZES
+from tests.dizoo.episodes import play_episodes, video_frames_and_size
 
 SMALL = {"height": 24, "width": 32}  # pixel tests render few, small frames: rendering runs in software
 
@@ -118,22 +119,13 @@ def test_pixel_observations(options: dict[str, Any], shape: tuple[int, ...]) -> 
 
 
 def test_replay_writes_an_mp4_of_each_episode(tmp_path: pathlib.Path) -> None:
-    import cv2
-
     env = DMCEnv({"domain_name": "walker", "task_name": "walk", "max_episode_steps": 3, **SMALL})
     env.enable_save_replay(str(tmp_path))
     env.seed(0)
-    env.reset()
-    done = False
-    while not done:
-        done = env.step(env.random_action()).done
+    play_episodes(env)
     env.close()
     (video,) = tmp_path.glob("*.mp4")
-    capture = cv2.VideoCapture(str(video))
-    frames = int(capture.get(cv2.CAP_PROP_FRAME_COUNT))
-    size = (int(capture.get(cv2.CAP_PROP_FRAME_WIDTH)), int(capture.get(cv2.CAP_PROP_FRAME_HEIGHT)))
-    capture.release()
-    assert (frames, size) == (4, (32, 24))  # the reset frame and one per step
+    assert video_frames_and_size(video) == (4, (32, 24))  # the reset frame and one per step
 
 
 def test_bad_config_values_are_named() -> None:

@@ -21,6 +21,7 @@ from ding.envs.env_checker import check_ding_env
 from ding.errors import ConfigError
 from dizoo.mujoco.envs import MUJOCO_ENVS, MujocoEnv, mujoco_raw_spaces
 from dizoo.mujoco.gl import use_headless_gl
+from tests.dizoo.episodes import play_episodes, video_frames_and_size
 
 EXCLUDE = "exclude_current_positions_from_observation"
 CFRC = "include_cfrc_ext_in_observation"
@@ -111,22 +112,13 @@ def test_norm_reward_divides_by_return_std_while_training_only() -> None:
 
 
 def test_replay_writes_an_mp4_of_each_episode(tmp_path: pathlib.Path) -> None:
-    import cv2
-
     env = MujocoEnv({"env_id": "Hopper-v5", "max_episode_steps": 3, "env_kwargs": {"width": 48, "height": 32}})
     env.enable_save_replay(str(tmp_path))
     env.seed(0)
-    env.reset()
-    done = False
-    while not done:
-        done = env.step(env.random_action()).done
+    play_episodes(env)
     env.close()
     (video,) = tmp_path.glob("*.mp4")
-    capture = cv2.VideoCapture(str(video))
-    frames = int(capture.get(cv2.CAP_PROP_FRAME_COUNT))
-    size = (int(capture.get(cv2.CAP_PROP_FRAME_WIDTH)), int(capture.get(cv2.CAP_PROP_FRAME_HEIGHT)))
-    capture.release()
-    assert (frames, size) == (4, (48, 32))  # the reset frame and one per step
+    assert video_frames_and_size(video) == (4, (48, 32))  # the reset frame and one per step
 
 
 def test_bad_config_values_are_named() -> None:

@@ -13,7 +13,7 @@ from gymnasium.envs.box2d.bipedal_walker import BipedalWalker
 from gymnasium.wrappers import TimeLimit
 
 from ding.envs import ENV_REGISTRY, DingEnvWrapper, EnvSpaces
-from ding.errors import ConfigError
+from dizoo.flags import bool_flag
 
 _PI = math.pi
 # hull angle, angular velocity, vx, vy; per leg: hip angle, hip speed, knee angle, knee speed, ground contact;
@@ -24,13 +24,6 @@ _OBS_LOW = np.array([-_PI, -5.0, -5.0, -5.0, *_LEG_LOW, *_LEG_LOW, *[-1.0] * 10]
 _OBS_HIGH = np.array([_PI, 5.0, 5.0, 5.0, *_LEG_HIGH, *_LEG_HIGH, *[1.0] * 10], dtype=np.float32)
 # Episode lengths of BipedalWalker-v3 and BipedalWalkerHardcore-v3.
 _DEFAULT_STEPS = {False: 1600, True: 2000}
-
-
-def _hardcore(cfg: Mapping[str, Any]) -> bool:
-    value = cfg.get("hardcore", False)
-    if not isinstance(value, bool):
-        raise ConfigError(f"bipedalwalker: hardcore must be True or False, got {value!r}")
-    return value
 
 
 @ENV_REGISTRY.register("bipedalwalker")
@@ -57,14 +50,14 @@ class BipedalWalkerEnv(DingEnvWrapper):
 
     @classmethod
     def raw_spaces(cls, cfg: Mapping[str, Any]) -> EnvSpaces:
-        _hardcore(cfg)
+        bool_flag(cfg, "hardcore", "bipedalwalker")
         return EnvSpaces(
             spaces.Box(_OBS_LOW, _OBS_HIGH, dtype=np.float32),
             spaces.Box(-1.0, 1.0, shape=(4,), dtype=np.float32),
         )
 
     def _make_raw_env(self, render: bool = False) -> gym.Env[Any, Any]:
-        hardcore = _hardcore(self._cfg)
+        hardcore = bool_flag(self._cfg, "hardcore", "bipedalwalker")
         env = BipedalWalker(render_mode="rgb_array" if render else None, hardcore=hardcore)
         steps = self._cfg.max_episode_steps
         return TimeLimit(env, max_episode_steps=int(steps) if steps is not None else _DEFAULT_STEPS[hardcore])

@@ -13,18 +13,11 @@ from gymnasium.envs.box2d.lunar_lander import LunarLander
 from gymnasium.wrappers import TimeLimit
 
 from ding.envs import ENV_REGISTRY, DingEnvWrapper, EnvSpaces
-from ding.errors import ConfigError
+from dizoo.flags import bool_flag
 
 # x, y, vx, vy, angle, angular velocity, left leg contact, right leg contact
 _OBS_HIGH = np.array([2.5, 2.5, 10.0, 10.0, 2 * math.pi, 10.0, 1.0, 1.0], dtype=np.float32)
 _OBS_LOW = np.array([-2.5, -2.5, -10.0, -10.0, -2 * math.pi, -10.0, 0.0, 0.0], dtype=np.float32)
-
-
-def _flag(cfg: Mapping[str, Any], key: str) -> bool:
-    value = cfg.get(key, False)
-    if not isinstance(value, bool):
-        raise ConfigError(f"lunarlander: {key} must be True or False, got {value!r}")
-    return value
 
 
 @ENV_REGISTRY.register("lunarlander")
@@ -60,7 +53,7 @@ class LunarLanderEnv(DingEnvWrapper):
     @classmethod
     def raw_spaces(cls, cfg: Mapping[str, Any]) -> EnvSpaces:
         obs = spaces.Box(_OBS_LOW, _OBS_HIGH, dtype=np.float32)
-        if _flag(cfg, "continuous"):
+        if bool_flag(cfg, "continuous", "lunarlander"):
             return EnvSpaces(obs, spaces.Box(-1.0, 1.0, shape=(2,), dtype=np.float32))
         return EnvSpaces(obs, spaces.Discrete(4))
 
@@ -68,9 +61,9 @@ class LunarLanderEnv(DingEnvWrapper):
         cfg = self._cfg
         env = LunarLander(
             render_mode="rgb_array" if render else None,
-            continuous=_flag(cfg, "continuous"),
+            continuous=bool_flag(cfg, "continuous", "lunarlander"),
             gravity=float(cfg.gravity),
-            enable_wind=_flag(cfg, "enable_wind"),
+            enable_wind=bool_flag(cfg, "enable_wind", "lunarlander"),
             wind_power=float(cfg.wind_power),
             turbulence_power=float(cfg.turbulence_power),
         )

@@ -13,20 +13,13 @@ from gymnasium.envs.classic_control import MountainCarEnv as GymMountainCar
 from gymnasium.wrappers import TimeLimit
 
 from ding.envs import ENV_REGISTRY, DingEnvWrapper, EnvSpaces
-from ding.errors import ConfigError
+from dizoo.flags import bool_flag
 
 # (position, velocity)
 _OBS_LOW = np.array([-1.2, -0.07], dtype=np.float32)
 _OBS_HIGH = np.array([0.6, 0.07], dtype=np.float32)
 # Episode lengths of MountainCar-v0 and MountainCarContinuous-v0.
 _DEFAULT_STEPS = {False: 200, True: 999}
-
-
-def _continuous(cfg: Mapping[str, Any]) -> bool:
-    value = cfg.get("continuous", False)
-    if not isinstance(value, bool):
-        raise ConfigError(f"mountain_car: continuous must be True or False, got {value!r}")
-    return value
 
 
 @ENV_REGISTRY.register("mountain_car")
@@ -57,12 +50,12 @@ class MountainCarEnv(DingEnvWrapper):
     @classmethod
     def raw_spaces(cls, cfg: Mapping[str, Any]) -> EnvSpaces:
         obs = spaces.Box(_OBS_LOW, _OBS_HIGH, dtype=np.float32)
-        if _continuous(cfg):
+        if bool_flag(cfg, "continuous", "mountain_car"):
             return EnvSpaces(obs, spaces.Box(-1.0, 1.0, shape=(1,), dtype=np.float32))
         return EnvSpaces(obs, spaces.Discrete(3))
 
     def _make_raw_env(self, render: bool = False) -> gym.Env[Any, Any]:
-        continuous = _continuous(self._cfg)
+        continuous = bool_flag(self._cfg, "continuous", "mountain_car")
         render_mode = "rgb_array" if render else None
         env: gym.Env[Any, Any] = (
             Continuous_MountainCarEnv(render_mode=render_mode)
