@@ -16,7 +16,7 @@ workers can connect.
 When a worker dies, hangs past ``step_timeout`` / ``reset_timeout``, is cut off for
 ``heartbeat_timeout`` seconds or becomes unreachable, the episodes it was running end with
 abnormal timesteps and its groups move to an idle registered worker, to a fresh local worker (when
-the lost one was local), or to the least loaded worker; with no worker left the manager closes and
+the manager runs local workers), or to the least loaded worker; with no worker left the manager closes and
 raises :class:`~ding.errors.WorkerDiedError`.
 """
 

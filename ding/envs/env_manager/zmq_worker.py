@@ -2,8 +2,8 @@
 
 The same loop serves workers a manager starts on its own host and workers started by hand on
 other hosts (``ding -m worker --connect tcp://HOST:PORT --keys DIR``). Each assigned group is a
-subprocess-manager :class:`~ding.envs.env_manager.worker.Worker` with private buffers: step inputs
-and results travel in the messages.
+subprocess-manager :class:`~ding.envs.env_manager.worker.Worker` with the buffer layout the manager
+sends: private buffers, whose rows travel in the messages, or (local workers only) shared memory.
 
 A second socket carries heartbeats from a thread, so a worker busy in a long env step still shows
 it is alive, and notices when the manager is gone: after ``manager_timeout`` seconds without a

@@ -185,6 +185,7 @@ def test_worker_cut_off_too_long_is_replaced_then_rejoins_as_a_spare(
         far = remote_workers.start(f"tcp://127.0.0.1:{relay.port}", keys_dir, "worker", "--manager-timeout", "10")
         cfg = {"type": "zmq", "endpoint": endpoint, "keys_dir": str(keys_dir), "remote_workers": 1, **FAST}
         with create_env_manager({**cfg, "max_retry": 2}, faulty([{}])) as manager:
+            assert isinstance(manager, ZmqEnvManager)
             manager.launch()
             near = remote_workers.start(endpoint, keys_dir)
             assert wait_until(lambda: len(manager.workers) == 2, 20.0)

@@ -11,8 +11,10 @@ import os
 import stat
 import subprocess
 import sys
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,7 +24,7 @@ from ding.envs.env_manager.zmq_keys import generate_keys, load_manager_keys, loa
 from ding.errors import ConfigError, WorkerTimeoutError
 from dizoo.classic_control.cartpole.envs import CartPoleEnv
 from tests.envs.env_manager.conftest import MakeManager, make_manager
-from tests.envs.env_manager.envs import DictObsEnv, assert_same_trajectories, play, table_policy
+from tests.envs.env_manager.envs import DictObsEnv, Trajectories, assert_same_trajectories, play, table_policy
 from tests.envs.env_manager.zmq_support import (
     ROOT,
     RemoteWorkers,
@@ -38,8 +40,9 @@ DICT_OBS = partial(DictObsEnv, cfg={})
 FAST = {"heartbeat_interval": 0.1, "heartbeat_timeout": 1.0}
 
 
-def reference(env_fn: object, n: int, seed: int, episodes: int) -> dict[int, list]:  # type: ignore[type-arg]
-    with make_manager("base", [env_fn] * n, episode_num=episodes) as manager:  # type: ignore[list-item]
+def reference(env_fn: Callable[[], Any], n: int, seed: int, episodes: int) -> Trajectories:
+    """Trajectories of the serial manager, the reference every zmq run must reproduce."""
+    with make_manager("base", [env_fn] * n, episode_num=episodes) as manager:
         manager.seed(seed)
         manager.launch()
         return play(manager, table_policy(3 if env_fn is DICT_OBS else 2))
