@@ -292,9 +292,11 @@ def make_contenders(case: EnvCase, n: int, keys: list[str] | None = None) -> lis
         cfg = {"type": "zmq", "envs_per_worker": n // 2}
         found.append(DingBatch(case, n, "zmq_ipc_k_batch", CONTENDER_LABELS["zmq_ipc_k_batch"], cfg))
     if n // 2 > 1 and importlib.util.find_spec("ray") is not None:
-        cfg = {"type": "ray", "envs_per_worker": n // 2}
-        found.append(DingRay(case, n, "ray_k", CONTENDER_LABELS["ray_k"], cfg))
-        found.append(DingRayBatch(case, n, "ray_k_batch", CONTENDER_LABELS["ray_k_batch"], cfg))
+        for transport, suffix in (("ray", ""), ("zmq", "_zmq")):
+            cfg = {"type": "ray", "transport": transport, "envs_per_worker": n // 2}
+            key = f"ray{suffix}_k"
+            found.append(DingRay(case, n, key, CONTENDER_LABELS[key], cfg))
+            found.append(DingRayBatch(case, n, f"{key}_batch", CONTENDER_LABELS[f"{key}_batch"], cfg))
     return [c for c in found if keys is None or c.key in keys]
 
 
@@ -312,8 +314,10 @@ CONTENDER_LABELS: dict[str, str] = {
     "zmq_ipc_k": "ding zmq over ipc, k=N/2 envs/worker",
     "zmq_ipc_k_batch": "ding zmq over ipc, k=N/2 envs/worker, step_batch()",
     "zmq_tcp_k": "ding zmq over tcp loopback, data in messages (as remote), k=N/2 envs/worker",
-    "ray_k": "ding ray, k=N/2 envs/actor",
-    "ray_k_batch": "ding ray, k=N/2 envs/actor, step_batch()",
+    "ray_k": "ding ray (Ray calls), k=N/2 envs/actor",
+    "ray_k_batch": "ding ray (Ray calls), k=N/2 envs/actor, step_batch()",
+    "ray_zmq_k": "ding ray (zmq transport), k=N/2 envs/actor",
+    "ray_zmq_k_batch": "ding ray (zmq transport), k=N/2 envs/actor, step_batch()",
 }
 
 ABSENT_PACKAGES = {

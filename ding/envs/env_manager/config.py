@@ -45,6 +45,11 @@ _RAY: dict[str, Any] = {
     "resources_per_worker": {},  # extra Ray resources per actor, e.g. {"GPU": 0.25} or custom ones
     "max_restarts": -1,  # Ray restarts of a dead actor (-1: unlimited; max_retry still bounds the faults)
     "init_kwargs": {},  # keyword arguments of ray.init when the manager connects (num_cpus, runtime_env, ...)
+    "transport": "ray",  # "zmq": actors run zmq workers that connect back (steps skip Ray); "ray": one Ray call each
+    "endpoint": None,  # transport "zmq": None binds tcp on this node's Ray IP (127.0.0.1 alone); or "tcp://HOST:PORT"
+    "heartbeat_interval": 1.0,  # transport "zmq": seconds between heartbeats, both ways
+    "heartbeat_timeout": 5.0,  # transport "zmq": seconds of silence after which an actor's worker is dropped
+    "max_message_bytes": 64 << 20,  # transport "zmq": larger messages are refused by the socket
 }
 
 _ZMQ: dict[str, Any] = {

@@ -7,8 +7,10 @@ from typing import Any
 
 from ding.envs.env_manager.async_manager import AsyncSubprocessEnvManager
 from ding.envs.env_manager.base_manager import BaseEnvManager
+from ding.envs.env_manager.config import MANAGER_DEFAULT_CONFIGS
 from ding.envs.env_manager.env_fn import EnvFn
 from ding.envs.env_manager.ray_manager import RayEnvManager
+from ding.envs.env_manager.ray_zmq_manager import ray_transport_class
 from ding.envs.env_manager.subprocess_manager import SyncSubprocessEnvManager
 from ding.envs.env_manager.zmq_manager import ZmqEnvManager
 from ding.utils.registry import Registry
@@ -33,4 +35,7 @@ def create_env_manager(manager_cfg: Mapping[str, Any], env_fns: Sequence[EnvFn])
     """
     cfg = dict(manager_cfg or {})
     manager_type = cfg.pop("type", None) or "base"
-    return ENV_MANAGER_REGISTRY.get(manager_type)(env_fns, cfg)
+    cls = ENV_MANAGER_REGISTRY.get(manager_type)
+    if manager_type == "ray":
+        cls = ray_transport_class(cfg.get("transport", MANAGER_DEFAULT_CONFIGS["ray"]["transport"]))
+    return cls(env_fns, cfg)

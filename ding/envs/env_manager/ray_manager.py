@@ -134,6 +134,11 @@ class RayEnvManager(SyncSubprocessEnvManager):
     def __init__(self, env_fn: Sequence[Any], cfg: Mapping[str, Any] | None = None) -> None:
         super().__init__(env_fn, cfg)
         check_ray_config(self._cfg)
+        if type(self) is RayEnvManager and self._cfg.get("transport", "ray") != "ray":
+            raise ConfigError(
+                f"RayEnvManager runs transport 'ray', got {self._cfg['transport']!r}; build the ray manager with "
+                f"create_env_manager({{'type': 'ray', 'transport': {self._cfg['transport']!r}}}, env_fns)"
+            )
         self._ray = ray_cluster.import_ray()
         self._actor_class: Any = None
         self._actors: list[RayActor | None] = [None] * len(self._groups)

@@ -54,6 +54,9 @@ from ding.envs.env_manager.zmq_worker import WorkerOptions, local_worker_main
 from ding.errors import WorkerDiedError, WorkerTimeoutError
 
 logger = logging.getLogger("ding.zmq")
+PROBE_WINDOW = 1.0
+"""Seconds after a closed connection during which a hub that drops disconnected workers looks for them."""
+PROBE_INTERVAL = 0.02
 # plain ints: zmq's flag enums cost an object per use on the per-step path
 _NOBLOCK, _NOBLOCK_MORE = int(zmq.NOBLOCK), int(zmq.NOBLOCK | zmq.SNDMORE)
 _EVENTS, _POLLIN, _RCVMORE = int(zmq.EVENTS), int(zmq.POLLIN), int(zmq.RCVMORE)
@@ -97,8 +100,11 @@ class Hub:
         heartbeat_interval: float,
         heartbeat_timeout: float,
         max_message_bytes: int,
+        drop_on_disconnect: bool = False,
     ) -> None:
         self.interval, self.timeout, self.max_bytes = heartbeat_interval, heartbeat_timeout, max_message_bytes
+        self.drop_on_disconnect = drop_on_disconnect
+        self._probe_until = 0.0  # while a connection closed recently: look for the worker that lost it
         self.local_keys = local_keys
         self.lock = threading.Lock()
         self.peers: dict[bytes, Peer] = {}
@@ -170,6 +176,12 @@ class Hub:
         """A registered worker holding no group (the longest registered first)."""
         with self.lock:
             self._pump(0.0)
+            return next((p.identity for p in self.peers.values() if not p.slots), None)
+
+    def wait_idle(self, timeout: float) -> bytes | None:
+        """Handle traffic for up to ``timeout`` s; a registered worker holding no group, if one is there."""
+        with self.lock:
+            self._pump(timeout)
             return next((p.identity for p in self.peers.values() if not p.slots), None)
 
     def least_loaded_peer(self) -> bytes | None:
@@ -321,16 +333,20 @@ class Hub:
         for slot, (identity, frame) in list(self.unsent.items()):
             if self._send(identity, frame):
                 del self.unsent[slot]
-        events = dict(self.poller.poll(max(0, int(timeout * 1000))))
+        probing = self._probe_until > 0.0
+        events = dict(self.poller.poll(max(0, int((min(timeout, PROBE_INTERVAL) if probing else timeout) * 1000))))
         if events:
             now = time.monotonic()
             if self.router in events:
                 self._drain(now)
-            if self.monitor in events:
-                log_connection_events(self.monitor, self.max_bytes)
+            closed = self.monitor in events and log_connection_events(self.monitor, self.max_bytes)
+            if closed and self.drop_on_disconnect:
+                self._probe_until = now + PROBE_WINDOW
             for fd in [fd for fd in events if fd in self._sentinels]:
                 self._local_exit(self._sentinels[fd])
         now = time.monotonic()
+        if self._probe_until > 0.0:
+            self._probe(now)
         if now >= self._next_ping:
             self._next_ping = now + self.interval
             for peer in list(self.peers.values()):
@@ -342,6 +358,27 @@ class Hub:
                     )
                 else:  # a failed ping needs no action: the worker's silence will tell
                     self._send(peer.identity + HEARTBEAT_SUFFIX, encode(PING))
+
+    def _probe(self, now: float) -> None:
+        """Drop the workers whose connection is gone (a send to them fails), until the probe window ends.
+
+        Used when every worker runs under a supervisor that restarts it (``drop_on_disconnect``): a
+        closed connection then means a dead process, and waiting out ``heartbeat_timeout`` would only
+        delay the renewal of its envs. The socket learns of a closed connection shortly after the
+        monitor does, so the probe repeats for a short window.
+        """
+        if now >= self._probe_until:
+            self._probe_until = 0.0
+            return
+        for peer in list(self.peers.values()):
+            try:
+                self.router.send(peer.identity, _NOBLOCK_MORE)
+                self.router.send(encode(PING), _NOBLOCK)
+            except zmq.ZMQError as err:
+                if err.errno == zmq.EHOSTUNREACH:
+                    self._drop(
+                        peer, f"{peer.describe()} lost its connection (its process exited, or the network failed)"
+                    )
 
     def _drain(self, now: float) -> None:
         router = self.router

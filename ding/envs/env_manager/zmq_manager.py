@@ -35,6 +35,23 @@ from ding.envs.env_manager.zmq_protocol import ASSIGN, REQUEST
 from ding.errors import ConfigError, WorkerDiedError
 
 ENDPOINT_FORMS = "'ipc', 'tcp', 'ipc:///path' or 'tcp://HOST:PORT'"
+_LINK_SECONDS = ("heartbeat_interval", "heartbeat_timeout")
+
+
+def check_link_config(cfg: Mapping[str, Any], seconds: Sequence[str] = _LINK_SECONDS) -> None:
+    """Reject heartbeat settings (and the other keys named in ``seconds``) that are not positive durations."""
+    for key in seconds:
+        value = cfg[key]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            raise ConfigError(f"env.manager.{key} must be a positive number of seconds, got {value!r}")
+    if cfg["heartbeat_timeout"] <= cfg["heartbeat_interval"]:
+        raise ConfigError(
+            f"env.manager.heartbeat_timeout ({cfg['heartbeat_timeout']!r}) must exceed heartbeat_interval "
+            f"({cfg['heartbeat_interval']!r})"
+        )
+    value = cfg["max_message_bytes"]
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1024:
+        raise ConfigError(f"env.manager.max_message_bytes must be an int >= 1024, got {value!r}")
 
 
 def check_zmq_config(cfg: Mapping[str, Any]) -> None:
@@ -49,16 +66,8 @@ def check_zmq_config(cfg: Mapping[str, Any]) -> None:
             "env.manager.shared_memory=True needs every worker on this host, but keys_dir admits remote workers; "
             "use None (auto) or False"
         )
-    for key in ("heartbeat_interval", "heartbeat_timeout", "worker_wait_timeout"):
-        value = cfg[key]
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-            raise ConfigError(f"env.manager.{key} must be a positive number of seconds, got {value!r}")
-    if cfg["heartbeat_timeout"] <= cfg["heartbeat_interval"]:
-        raise ConfigError(
-            f"env.manager.heartbeat_timeout ({cfg['heartbeat_timeout']!r}) must exceed heartbeat_interval "
-            f"({cfg['heartbeat_interval']!r})"
-        )
-    for key, low in (("local_workers", 0), ("remote_workers", 0), ("max_message_bytes", 1024)):
+    check_link_config(cfg, ("heartbeat_interval", "heartbeat_timeout", "worker_wait_timeout"))
+    for key, low in (("local_workers", 0), ("remote_workers", 0)):
         value = cfg[key]
         if value is None and key == "local_workers":
             continue
@@ -93,12 +102,17 @@ class ZmqEnvManager(SyncSubprocessEnvManager):
 
     def __init__(self, env_fn: Sequence[Any], cfg: Mapping[str, Any] | None = None) -> None:
         super().__init__(env_fn, cfg)
+        self._local_count = 0
+        self._configure()
+        self._hub: Hub | None = None
+
+    def _configure(self) -> None:
+        """Check the config and settle what it leaves open (shared memory, how many local workers)."""
         check_zmq_config(self._cfg)
         if self._cfg.shared_memory is None:  # auto: local workers only (ephemeral keys) can share this host's memory
             self._cfg.shared_memory = self._cfg.keys_dir is None
         local = self._cfg.local_workers
         self._local_count = len(self._groups) if local is None and not self._cfg.remote_workers else int(local or 0)
-        self._hub: Hub | None = None
 
     @property
     def endpoint(self) -> str | None:
@@ -141,36 +155,50 @@ class ZmqEnvManager(SyncSubprocessEnvManager):
 
     # ----- workers -------------------------------------------------------------------------------
     def _create_envs(self) -> None:
-        cfg = self._cfg
         try:
-            manager_keys, local_keys = ephemeral_keys()
-            if cfg.keys_dir is not None:
-                manager_keys = load_manager_keys(cfg.keys_dir).admitting([local_keys.public])
-                local_keys = type(local_keys)(local_keys.public, local_keys.secret, manager_keys.public)
-            hub = Hub(
-                cfg.endpoint,
-                manager_keys,
-                local_keys,
-                float(cfg.heartbeat_interval),
-                float(cfg.heartbeat_timeout),
-                int(cfg.max_message_bytes),
-            )
+            hub = self._make_hub()
             self._hub = hub
             self._finalizer = weakref.finalize(self, hub.shutdown)
-            hub.start_local(self._context, self._local_count)
-            wanted = self._local_count + int(cfg.remote_workers)
-            hub.wait_for(
-                lambda: len(hub.peers) >= wanted, float(cfg.worker_wait_timeout), f"{wanted} workers registering"
-            )
+            self._start_workers(hub)
         except BaseException:
             self.close()
             raise
         super()._create_envs()
 
+    def _make_hub(self) -> Hub:
+        """Bind the manager's socket with its keys (the key directory's, or ephemeral ones)."""
+        cfg = self._cfg
+        manager_keys, local_keys = ephemeral_keys()
+        if cfg.keys_dir is not None:
+            manager_keys = load_manager_keys(cfg.keys_dir).admitting([local_keys.public])
+            local_keys = type(local_keys)(local_keys.public, local_keys.secret, manager_keys.public)
+        return Hub(
+            cfg.endpoint,
+            manager_keys,
+            local_keys,
+            float(cfg.heartbeat_interval),
+            float(cfg.heartbeat_timeout),
+            int(cfg.max_message_bytes),
+        )
+
+    def _start_workers(self, hub: Hub) -> None:
+        """Start the local workers and wait until every expected worker (local and remote) has registered."""
+        hub.start_local(self._context, self._local_count)
+        wanted = self._local_count + int(self._cfg.remote_workers)
+        hub.wait_for(
+            lambda: len(hub.peers) >= wanted, float(self._cfg.worker_wait_timeout), f"{wanted} workers registering"
+        )
+
     def _start_worker(self, w: int) -> None:
         """Give env group ``w`` to a worker and send it the constructors (the build reply follows)."""
         hub = self._hub
         assert hub is not None
+        identity = self._choose_worker(w, hub)
+        payload = pickle.dumps((self._groups[w], self._blobs[w], self._layout), protocol=pickle.HIGHEST_PROTOCOL)
+        hub.request(w, ASSIGN, payload, identity=identity)  # a fault is reported by _await_startup
+
+    def _choose_worker(self, w: int, hub: Hub) -> bytes:
+        """The worker to run env group ``w``: an idle one, a fresh local one, or the least loaded one."""
         identity = hub.idle_peer()
         if identity is None and self._local_count:
             started = hub.start_local(self._context, 1)
@@ -184,8 +212,7 @@ class ZmqEnvManager(SyncSubprocessEnvManager):
                 f"no worker left to run envs {self._groups[w]}: every worker died or was cut off; start more "
                 f"workers with `ding -m worker --connect {hub.endpoint} --keys DIR`"
             )
-        payload = pickle.dumps((self._groups[w], self._blobs[w], self._layout), protocol=pickle.HIGHEST_PROTOCOL)
-        hub.request(w, ASSIGN, payload, identity=identity)  # a fault is reported by _await_startup
+        return identity
 
     def _kill_worker(self, w: int) -> None:
         """Drop the worker holding group ``w`` after it failed (a local one is killed)."""

@@ -54,13 +54,14 @@ def bind_router(router: zmq.Socket[bytes], address: str, keys: ManagerKeys, max_
     return router.get_string(zmq.LAST_ENDPOINT)
 
 
-def log_connection_events(monitor: zmq.Socket[bytes], max_message_bytes: int) -> None:
-    """Log the socket's refused handshakes and closed connections (zmq handles both without the manager)."""
+def log_connection_events(monitor: zmq.Socket[bytes], max_message_bytes: int) -> bool:
+    """Log the socket's refused handshakes and closed connections; True when a connection closed."""
+    closed = False
     while True:
         try:
             event = recv_monitor_message(monitor, zmq.NOBLOCK)
         except zmq.Again:
-            return
+            return closed
         kind, where = event["event"], event["endpoint"].decode(errors="replace")
         if kind & HANDSHAKE_FAILED:
             logger.warning(
@@ -71,6 +72,7 @@ def log_connection_events(monitor: zmq.Socket[bytes], max_message_bytes: int) ->
                 event["value"],
             )
         elif kind == zmq.EVENT_DISCONNECTED:
+            closed = True
             logger.info(
                 "a connection at %s closed (a worker exiting, a network failure, or a message over %d bytes)",
                 where,

@@ -2,11 +2,15 @@
 
 Envs 0 and 1 share actor 0; where a test needs to show that other actors keep their steps, envs 2 (and 3)
 are on actor 1. Actor deaths are Ray's to notice (about 1-2 s); hung envs are caught after ``step_timeout``.
+The tests at the end run the ``"zmq"`` transport, where the manager sees a dead actor's connection close at
+once and Ray's restart supplies the new worker.
 """
 
 from __future__ import annotations
 
+import gc
 import os
+import re
 import signal
 import threading
 import time
@@ -159,3 +163,100 @@ def test_actor_ray_may_not_restart_ends_the_manager() -> None:
     with pytest.raises(WorkerDiedError, match=r"Ray did not bring the actor back \(max_restarts=0\)"):
         step_all(manager)
     assert_clean(manager, pids)
+
+
+# ----- the zmq transport: Ray runs the processes, zmq carries the steps --------------------------------------------
+LOST = r"worker ray-\S+-0-\d+ \(pid \d+ on \S+\) lost its connection"
+"""The fault of actor 0's envs when its process dies: the manager saw its connection close."""
+
+
+def make_zmq(env_cfgs: list[dict[str, Any]], **cfg: Any) -> BaseEnvManager:
+    return make(env_cfgs, transport="zmq", **cfg)
+
+
+def kill_actor_later(how: str, manager: BaseEnvManager, delay: float) -> threading.Timer:
+    """Kill actor 0 after ``delay`` s: SIGKILL its process, or ``ray.kill`` it with or without a restart."""
+    pid = manager.worker_pids[0]  # type: ignore[attr-defined]
+    actor = manager.worker_actors[0]  # type: ignore[attr-defined]
+
+    def kill() -> None:
+        if how == "os.kill":
+            os.kill(pid, signal.SIGKILL)
+        else:
+            ray.kill(actor, no_restart=how == "ray.kill-no-restart")
+
+    timer = threading.Timer(delay, kill)
+    timer.start()
+    return timer
+
+
+@pytest.mark.parametrize("how", ["os.kill", "ray.kill", "ray.kill-no-restart"])
+def test_zmq_transport_actor_killed_mid_batch_renews_its_envs_and_others_keep_their_steps(
+    how: str, tmp_path: Path
+) -> None:
+    cfgs = [{}, {"fault": "hang", "at_step": 2, "once_path": str(tmp_path / "fired")}, {}, {}]
+    with make_zmq(cfgs, max_retry=1) as manager:
+        manager.launch()
+        old = manager.worker_pids[0]  # type: ignore[attr-defined]
+        old_actor = manager.worker_actors[0]  # type: ignore[attr-defined]
+        step_all(manager)
+        timer = kill_actor_later(how, manager, 0.3)
+        start = time.monotonic()
+        timesteps = step_all(manager)
+        timer.join()
+        assert time.monotonic() - start < 10.0  # the closed connection is seen at once; step_timeout is 30 s
+        for env_id in (0, 1):
+            assert timesteps[env_id].done and timesteps[env_id].info["abnormal"] is True
+            assert re.search(LOST, timesteps[env_id].info["error"])
+        for env_id in (2, 3):
+            assert not timesteps[env_id].done and timesteps[env_id].obs[0] == 2
+        new = manager.worker_pids[0]  # type: ignore[attr-defined]
+        assert new != old and not pid_alive(old)
+        # Ray restarted the actor, or (killed for good) the manager started another one in its place
+        assert (manager.worker_actors[0] is old_actor) == (how != "ray.kill-no-restart")  # type: ignore[attr-defined]
+        ready = manager.ready_obs
+        assert [ready[i][0] for i in range(4)] == [0, 0, 2, 2]
+        assert ready[0][2] == ready[1][2] == new
+        timesteps = step_all(manager)
+        assert not any(ts.done for ts in timesteps.values()) and timesteps[2].obs[0] == 3
+
+
+def test_zmq_transport_hung_actor_is_killed_after_step_timeout_and_restarted_by_ray(tmp_path: Path) -> None:
+    cfgs = [{}, {"fault": "hang", "at_step": 2, "once_path": str(tmp_path / "fired")}, {}]
+    with make_zmq(cfgs, max_retry=1, step_timeout=0.5) as manager:
+        manager.launch()
+        hung = manager.worker_pids[0]  # type: ignore[attr-defined]
+        step_all(manager)
+        timesteps = step_all(manager)
+        assert timesteps[1].info["abnormal"] and "did not answer within 0.5 s" in timesteps[1].info["error"]
+        assert timesteps[0].info["abnormal"] and not timesteps[2].done and timesteps[2].obs[0] == 2
+        assert manager.worker_pids[0] != hung  # type: ignore[attr-defined]
+        assert not any(ts.done for ts in step_all(manager).values())
+        deadline = time.monotonic() + 5.0
+        while pid_alive(hung) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert not pid_alive(hung)
+
+
+def test_zmq_transport_process_exit_past_max_retry_raises_and_cleans_up() -> None:
+    manager = make_zmq([{}, {"fault": "exit", "at_step": 2}, {}], max_retry=0)
+    manager.launch()
+    pids = list(manager.worker_pids)  # type: ignore[attr-defined]
+    step_all(manager)
+    with pytest.raises(WorkerDiedError, match=LOST):
+        step_all(manager)
+    assert_clean(manager, pids)
+    assert manager.worker_actors == [None, None]  # type: ignore[attr-defined]
+
+
+def test_zmq_transport_actors_exit_when_the_manager_is_dropped_without_close() -> None:
+    manager = make_zmq([{}, {}, {}])
+    manager.launch()
+    pids = list(manager.worker_pids)  # type: ignore[attr-defined]
+    assert all(pid_alive(pid) for pid in pids)
+    del manager
+    gc.collect()
+    deadline = time.monotonic() + 10.0
+    while any(pid_alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(pid_alive(pid) for pid in pids)

@@ -191,3 +191,86 @@ def test_ding_works_without_ray_and_names_the_extra_when_the_ray_manager_is_aske
     result = subprocess.run([sys.executable, "-c", WITHOUT_RAY], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "pip install 'ding[ray]'" in result.stdout
+
+
+# ----- the zmq transport ---------------------------------------------------------------------------------------------
+ZMQ_BAD_CONFIGS: dict[str, tuple[dict[str, Any], str]] = {
+    "transport": ({"transport": "grpc"}, r"transport must be one of 'ray', 'zmq', got 'grpc'"),
+    "endpoint": ({"transport": "zmq", "endpoint": "ipc"}, r"endpoint must be None .* or 'tcp://HOST:PORT' .*got 'ipc'"),
+    "heartbeat": (
+        {"transport": "zmq", "heartbeat_timeout": 0.5},
+        r"heartbeat_timeout \(0\.5\) must exceed heartbeat_interval \(1\.0\)",
+    ),
+    "shared_memory": ({"transport": "zmq", "shared_memory": True}, r"shared_memory must be False"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ZMQ_BAD_CONFIGS))
+def test_bad_transport_settings_name_the_key_and_value(case: str) -> None:
+    cfg, pattern = ZMQ_BAD_CONFIGS[case]
+    with pytest.raises(ConfigError, match=pattern):
+        create_env_manager({"type": "ray", **cfg}, [CARTPOLE])
+
+
+def test_each_transport_class_refuses_the_other_transport() -> None:
+    from ding.envs.env_manager import RayZmqEnvManager
+    from ding.envs.env_manager.ray_manager import RayEnvManager
+
+    with pytest.raises(ConfigError, match=r"runs transport 'zmq', got 'ray'; .*'transport': 'ray'"):
+        RayZmqEnvManager([CARTPOLE], {"transport": "ray"})
+    with pytest.raises(ConfigError, match=r"runs transport 'ray', got 'zmq'; .*'transport': 'zmq'"):
+        RayEnvManager([CARTPOLE], {"transport": "zmq"})
+
+
+@pytest.mark.usefixtures("ray_cluster")
+def test_zmq_transport_an_actor_ray_cannot_place_fails_launch_naming_the_request() -> None:
+    manager = make_manager("ray-zmq", [CARTPOLE], resources_per_worker={"ding_test_device": 1}, reset_timeout=0.5)
+    pattern = r"actor 0 \(pid None, envs \[0\]\) did not start within 0\.5 s; can Ray place it\? .*ding_test_device"
+    with pytest.raises(WorkerTimeoutError, match=pattern):
+        manager.launch()
+    assert manager.closed and manager.worker_pids == [None] and manager.worker_actors == [None]  # type: ignore
+
+
+@pytest.mark.usefixtures("ray_cluster")
+def test_zmq_transport_actors_hold_their_resources_and_close_kills_them_but_not_ray() -> None:
+    import ray
+
+    manager = make_manager("ray-zmq", [CARTPOLE] * 4, num_cpus_per_worker=0.5, envs_per_worker=2)
+    manager.launch()
+    pids = manager.worker_pids
+    assert len(set(pids)) == 2 and all(pid_alive(pid) for pid in pids)
+    assert [ray.get(actor.assigned_resources.remote()) for actor in manager.worker_actors] == [{"CPU": 0.5}] * 2
+    assert ray_cluster.users() == 0
+    manager.close()
+    assert not any(pid_alive(pid) for pid in pids) and manager.worker_actors == [None, None]  # type: ignore
+    assert ray.is_initialized() and ray.get(ray.put(7)) == 7
+
+
+@pytest.mark.usefixtures("ray_cluster")
+def test_zmq_transport_steps_over_curve_tcp_and_admits_only_its_own_key(new_manager: MakeManager) -> None:
+    import zmq
+
+    manager = new_manager("ray-zmq", [CARTPOLE] * 4, envs_per_worker=2)
+    manager.seed(0)
+    manager.launch()
+    endpoint = manager.endpoint  # type: ignore[attr-defined]
+    assert endpoint.startswith("tcp://127.0.0.1:")  # a one-node cluster: loopback
+    workers = manager.workers  # type: ignore[attr-defined]
+    pids = manager.worker_pids
+    assert sorted((w["env_ids"], w["pid"]) for w in workers) == [([0, 1], pids[0]), ([2, 3], pids[1])]
+    # a client with the right server key but a key pair of its own is refused by the CURVE handshake
+    context = zmq.Context()
+    public, secret = zmq.curve_keypair()
+    intruder = context.socket(zmq.DEALER)
+    intruder.curve_publickey, intruder.curve_secretkey = public, secret
+    intruder.curve_serverkey = manager._hub.local_keys.server_public  # type: ignore[attr-defined]
+    intruder.setsockopt(zmq.LINGER, 0)
+    intruder.connect(endpoint)
+    from ding.envs.env_manager.zmq_protocol import HELLO, encode, encode_json
+
+    intruder.send(encode(HELLO, encode_json({"host": "x", "pid": 1, "version": 1})))
+    for _ in range(5):
+        manager.step({i: 0 for i in manager.ready_obs_id})
+    assert len(manager.workers) == 2 and not intruder.poll(200)  # type: ignore[attr-defined]
+    intruder.close()
+    context.term()
