@@ -5,7 +5,8 @@ Ray places, starts and restarts the worker processes: one actor
 the requested resources and ``max_restarts``. Each actor runs ding's zmq worker loop, which connects
 back to the manager's tcp endpoint with a CURVE key pair the manager made in memory (the manager
 admits that key only), so steps travel over zmq, as in :class:`~ding.envs.env_manager.zmq_manager.ZmqEnvManager`,
-and never through Ray calls.
+and never through Ray calls. Actors that share the manager's host (and network namespace) connect to a
+second, abstract ``ipc`` address of the same socket instead, with the same keys: no tcp stack per message.
 
 Faults: the hub drops a worker as soon as its connection closes (a killed actor), after
 ``heartbeat_timeout`` of silence, or when it does not answer within ``step_timeout`` (then the
@@ -38,6 +39,7 @@ from ding.envs.env_manager.ray_zmq_worker import RayZmqWorker
 from ding.envs.env_manager.zmq_hub import Hub
 from ding.envs.env_manager.zmq_keys import WorkerKeys, ephemeral_keys
 from ding.envs.env_manager.zmq_manager import ZmqEnvManager, check_link_config
+from ding.envs.env_manager.zmq_socket import local_ipc_address
 from ding.errors import ConfigError, WorkerDiedError, WorkerTimeoutError
 
 TRANSPORTS = ("ray", "zmq")
@@ -124,6 +126,7 @@ class RayZmqEnvManager(ZmqEnvManager):
             float(cfg.heartbeat_timeout),
             int(cfg.max_message_bytes),
             drop_on_disconnect=True,  # Ray restarts the process: a closed connection means a dead one
+            local_address=local_ipc_address(),  # actors on this host connect here: no tcp stack per message
         )
 
     def _default_endpoint(self) -> str:
@@ -138,7 +141,7 @@ class RayZmqEnvManager(ZmqEnvManager):
         options = actor_options(self._cfg)
         options.pop("max_task_retries")  # no method of this actor is retried or replayed anyway
         return self._actor_class.options(**options).remote(
-            hub.endpoint, self._keys, f"{self._prefix}-{w}", int(self._cfg.max_message_bytes)
+            hub.endpoint, self._keys, f"{self._prefix}-{w}", int(self._cfg.max_message_bytes), hub.local_endpoint
         )
 
     def _actor_index(self, identity: bytes) -> int | None:

@@ -14,6 +14,7 @@ import threading
 
 from ding.envs.env_manager.worker import _single_thread_numerics
 from ding.envs.env_manager.zmq_keys import WorkerKeys
+from ding.envs.env_manager.zmq_socket import ipc_reachable
 from ding.envs.env_manager.zmq_worker import WorkerOptions, serve
 
 
@@ -22,11 +23,18 @@ class RayZmqWorker:
 
     Each incarnation (Ray re-runs ``__init__`` when it restarts the actor) registers under a routing
     id of its own, ``<prefix>-<pid>``, so the manager sees a restarted actor as a new, idle worker.
+    An actor that sees the manager's ``local_endpoint`` (an abstract ``ipc`` socket: same host and
+    network namespace) connects there instead of ``endpoint``.
     """
 
-    def __init__(self, endpoint: str, keys: WorkerKeys, prefix: str, max_message_bytes: int) -> None:
+    def __init__(
+        self, endpoint: str, keys: WorkerKeys, prefix: str, max_message_bytes: int, local_endpoint: str | None = None
+    ) -> None:
         _single_thread_numerics()
         self.identity = f"{prefix}-{os.getpid()}".encode()
+        if local_endpoint is not None and ipc_reachable(local_endpoint):
+            endpoint = local_endpoint
+        self.endpoint = endpoint
         options = WorkerOptions(endpoint, keys, self.identity, max_message_bytes=max_message_bytes)
         self._status: int | None = None
         self._thread = threading.Thread(target=self._serve, args=(options,), name="ding-ray-zmq-worker", daemon=True)

@@ -101,7 +101,9 @@ class Hub:
         heartbeat_timeout: float,
         max_message_bytes: int,
         drop_on_disconnect: bool = False,
+        local_address: str | None = None,
     ) -> None:
+        """``local_address``: a second address to bind (an abstract ``ipc`` one) for workers on this host."""
         self.interval, self.timeout, self.max_bytes = heartbeat_interval, heartbeat_timeout, max_message_bytes
         self.drop_on_disconnect = drop_on_disconnect
         self._probe_until = 0.0  # while a connection closed recently: look for the worker that lost it
@@ -124,6 +126,10 @@ class Hub:
         self.router = self.context.socket(zmq.ROUTER)
         try:
             self.endpoint = bind_router(self.router, address, keys, max_message_bytes)
+            self.local_endpoint: str | None = None
+            if local_address is not None:
+                self.router.bind(local_address)
+                self.local_endpoint = self.router.get_string(zmq.LAST_ENDPOINT)
             self.monitor = self.router.get_monitor_socket(MONITORED_EVENTS)
         except BaseException:
             self.shutdown()

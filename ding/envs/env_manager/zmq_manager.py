@@ -4,8 +4,8 @@ Workers are started by the manager on its own host (over ``ipc://`` by default) 
 other hosts (``ding -m worker --connect tcp://HOST:PORT --keys DIR``); both register with the
 manager, which assigns them groups of ``envs_per_worker`` envs and sends the constructors. The
 manager's semantics (seeds, auto-reset, retries, faults) are the subprocess manager's; only the
-transport differs. Step inputs and results travel inside the messages when remote workers may
-take part (``keys_dir`` set); a manager whose workers are all its own (no ``keys_dir``) lets them
+transport differs. Step inputs and results travel inside the messages, as raw array bytes, when
+remote workers may take part (``keys_dir`` set); a manager whose workers are all its own (no ``keys_dir``) lets them
 use shared memory for them, as the subprocess manager does (``shared_memory``: None chooses so).
 
 Every connection is CURVE-authenticated and encrypted. With ``keys_dir`` the manager uses the
@@ -29,9 +29,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ding.envs.env_manager.subprocess_manager import SyncSubprocessEnvManager, WorkerFault
+from ding.envs.env_manager.worker import OK, STEP, StepReply
 from ding.envs.env_manager.zmq_hub import Fault, Hub
 from ding.envs.env_manager.zmq_keys import ephemeral_keys, load_manager_keys
 from ding.envs.env_manager.zmq_protocol import ASSIGN, REQUEST
+from ding.envs.env_manager.zmq_rows import RAW_REPLY, pack_request, unpack_reply
 from ding.errors import ConfigError, WorkerDiedError
 
 ENDPOINT_FORMS = "'ipc', 'tcp', 'ipc:///path' or 'tcp://HOST:PORT'"
@@ -233,6 +235,22 @@ class ZmqEnvManager(SyncSubprocessEnvManager):
         assert self._hub is not None
         fault = self._hub.request(w, REQUEST, message)
         return WorkerFault(w, fault.error()) if fault is not None else None
+
+    def _step_message(self, w: int) -> bytes:
+        """The wake-up byte, or with private buffers this group's control and action rows as raw bytes."""
+        buffers = self._buffers
+        assert buffers is not None
+        if buffers.layout.shared:
+            return STEP
+        return pack_request(buffers, slice(self._groups[w][0], self._groups[w][-1] + 1))
+
+    def _decode(self, w: int, reply: bytes) -> StepReply:
+        """A step or reset reply; raw result rows (private buffers) are copied into this manager's buffers."""
+        if reply[:1] != RAW_REPLY:
+            return super()._decode(w, reply)
+        assert self._buffers is not None
+        head = unpack_reply(reply, self._buffers, slice(self._groups[w][0], self._groups[w][-1] + 1))
+        return StepReply() if head == OK else pickle.loads(head)
 
     def _collect(
         self, workers: Sequence[int], timeout: float | None, spin: bool = False

@@ -5,8 +5,9 @@ tag, the protocol version, the message kind, the env group (``slot``) it concern
 id; replies carry the id of their request, so a late or repeated reply is recognised and dropped.
 
 Registration messages (``HELLO``, ``WELCOME``) carry JSON. Request and reply payloads are the
-subprocess worker's own messages (pickled commands, step inputs and results); they are only
-exchanged with peers that passed CURVE authentication and registered.
+subprocess worker's own messages (pickled commands and their results, step wake-ups), and step
+rows as raw bytes (:mod:`.zmq_rows`); they are only exchanged with peers that passed CURVE
+authentication and registered.
 
 >>> frame = encode(REPLY, b"payload", slot=3, request_id=7)
 >>> message = decode([frame])
@@ -23,7 +24,7 @@ from collections.abc import Sequence
 from typing import Any
 
 MAGIC = b"DZ"
-VERSION = 1
+VERSION = 2
 HEADER = struct.Struct("!2sBBIQ")
 """magic, version, kind, slot, request id."""
 

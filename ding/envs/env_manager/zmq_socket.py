@@ -54,6 +54,27 @@ def bind_router(router: zmq.Socket[bytes], address: str, keys: ManagerKeys, max_
     return router.get_string(zmq.LAST_ENDPOINT)
 
 
+def local_ipc_address() -> str | None:
+    """A fresh abstract ``ipc`` address (Linux), for peers in this host's network namespace; None elsewhere."""
+    return resolve_endpoint("ipc")[0] if sys.platform.startswith("linux") else None
+
+
+def ipc_reachable(address: str) -> bool:
+    """Whether an abstract ``ipc://@name`` socket is bound in this process's network namespace.
+
+    >>> ipc_reachable("ipc://@ding-zmq-nobody-bound-this")
+    False
+    """
+    if not address.startswith("ipc://@"):
+        return False
+    name = address[len("ipc://") :]
+    try:
+        with open("/proc/net/unix", encoding="utf-8", errors="replace") as table:
+            return any(line.rstrip("\n").endswith(" " + name) for line in table)
+    except OSError:
+        return False
+
+
 def log_connection_events(monitor: zmq.Socket[bytes], max_message_bytes: int) -> bool:
     """Log the socket's refused handshakes and closed connections; True when a connection closed."""
     closed = False

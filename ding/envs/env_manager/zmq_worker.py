@@ -3,7 +3,8 @@
 The same loop serves workers a manager starts on its own host and workers started by hand on
 other hosts (``ding -m worker --connect tcp://HOST:PORT --keys DIR``). Each assigned group is a
 subprocess-manager :class:`~ding.envs.env_manager.worker.Worker` with the buffer layout the manager
-sends: private buffers, whose rows travel in the messages, or (local workers only) shared memory.
+sends: private buffers, whose rows travel in the messages as raw bytes (:mod:`.zmq_rows`), or (local
+workers only) shared memory.
 
 A second socket carries heartbeats from a thread, so a worker busy in a long env step still shows
 it is alive, and notices when the manager is gone: after ``manager_timeout`` seconds without a
@@ -28,10 +29,10 @@ import zmq
 
 from ding.envs.env_manager.spin import SPIN_LIMIT, SpinBudget, spin_until
 from ding.envs.env_manager.worker import (
-    PRIVATE_STEP,
     STEP,
     Command,
     EnvFailure,
+    StepReply,
     Worker,
     _die_with_parent,
     _single_thread_numerics,
@@ -56,6 +57,7 @@ from ding.envs.env_manager.zmq_protocol import (
     encode,
     encode_json,
 )
+from ding.envs.env_manager.zmq_rows import RAW_STEP, pack_reply, unpack_request
 
 EXIT_CLOSED = 0
 """The manager closed the worker."""
@@ -64,6 +66,8 @@ EXIT_MANAGER_GONE = 3
 EXIT_NO_MANAGER = 4
 """No manager welcomed the worker within ``connect_timeout`` seconds."""
 logger = logging.getLogger("ding.zmq.worker")
+# plain ints: zmq's flag enums cost an object per use on the per-step path
+_EVENTS, _POLLIN, _RCVMORE = int(zmq.EVENTS), int(zmq.POLLIN), int(zmq.RCVMORE)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -149,41 +153,59 @@ class _Heartbeat(threading.Thread):
             os._exit(link.gone)  # the main thread is stuck in env code and cannot close itself
 
 
-def handle_request(worker: Worker, message: bytes) -> bytes:
-    """Serve one subprocess-worker message (step inputs or a pickled command) and return the reply."""
-    if message[:1] == PRIVATE_STEP:
-        worker.receive_inputs(pickle.loads(message[1:]))
-        return worker.step()
+class Group(Worker):
+    """An assigned env group; with private buffers its step rows travel raw (:mod:`.zmq_rows`), not pickled."""
+
+    raw_rows = False
+
+    def handle(self, command: Command) -> Any:
+        result = super().handle(command)
+        buffers = self.buffers
+        if command.name == "attach" and buffers is not None:
+            self.raw_rows = not buffers.layout.shared
+            if self.raw_rows:  # rows follow each reply as raw bytes: the base class must not pickle them too
+                buffers.layout = dataclasses.replace(buffers.layout, shared=True)
+        return result
+
+
+def handle_request(group: Group, message: bytes) -> bytes:
+    """Serve one request (raw step rows, a step wake-up or a pickled command) and return the reply."""
+    if message[:1] == RAW_STEP and group.raw_rows and group.buffers is not None:
+        unpack_request(message, group.buffers, group.rows)
+        return pack_reply(group.step(), group.buffers, group.rows)
     if message == STEP:
-        return worker.step()
+        return group.step()
     command: Command = pickle.loads(message)
     try:
-        result: Any = worker.handle(command)
+        result: Any = group.handle(command)
     except Exception as exc:  # a method call or seed failed: report it, keep serving
-        result = EnvFailure.capture(worker.env_ids[0], command.name, exc)
-    return pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+        result = EnvFailure.capture(group.env_ids[0], command.name, exc)
+    reply = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+    if command.name == "reset" and isinstance(result, StepReply) and group.raw_rows and group.buffers is not None:
+        return pack_reply(reply, group.buffers, group.rows)
+    return reply
 
 
-def build_group(payload: bytes) -> tuple[Worker | None, bytes]:
+def build_group(payload: bytes) -> tuple[Group | None, bytes]:
     """Build an assigned env group; returns the group and the startup reply (its spaces, or the failure)."""
     import cloudpickle
 
     env_ids, blob, layout = pickle.loads(payload)
-    worker: Worker | None = None
+    group: Group | None = None
     try:
-        # the socket, not a pipe, carries this group's messages: Worker never uses its connection
-        worker = Worker(env_ids, cloudpickle.loads(blob), None)  # type: ignore[arg-type]
+        # the socket, not a pipe, carries this group's messages: the group never uses its connection
+        group = Group(env_ids, cloudpickle.loads(blob), None)  # type: ignore[arg-type]
         for env_id in env_ids:
-            worker.build(env_id)
+            group.build(env_id)
         if layout is not None:
-            worker.handle(Command("attach", layout))
-        startup: Any = worker.spaces()
+            group.handle(Command("attach", layout))
+        startup: Any = group.spaces()
     except Exception as exc:  # a constructor (or unpickling it on this host) failed: report it
         startup = EnvFailure.capture(env_ids[0], "build", exc)
-        if worker is not None:
-            worker.close()
-        worker = None
-    return worker, pickle.dumps(startup, protocol=pickle.HIGHEST_PROTOCOL)
+        if group is not None:
+            group.close()
+        group = None
+    return group, pickle.dumps(startup, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def default_identity() -> bytes:
@@ -201,7 +223,7 @@ def serve(options: WorkerOptions) -> int:
     sock.setsockopt(zmq.RCVTIMEO, int(link.interval * 1000))
     heartbeat = _Heartbeat(context, options, identity, link)
     heartbeat.start()
-    groups: dict[int, Worker] = {}
+    groups: dict[int, Group] = {}
     hello = encode(HELLO, encode_json({"host": socket.gethostname(), "pid": os.getpid(), "version": VERSION}))
     hello_due = 0.0
     budget = SpinBudget(options.spin_limit)
@@ -214,10 +236,10 @@ def serve(options: WorkerOptions) -> int:
                     sock.send(hello, zmq.NOBLOCK)
                 hello_due = now + link.interval
             idle_since = time.perf_counter()
-            spin_until(lambda: bool(cast(int, sock.getsockopt(zmq.EVENTS)) & zmq.POLLIN), budget.window())
+            spin_until(lambda: bool(cast(int, sock.getsockopt(_EVENTS)) & _POLLIN), budget.window())
             try:  # a blocking receive with a timeout (RCVTIMEO): no poller to build per message
                 frames = [sock.recv()]
-                while sock.getsockopt(zmq.RCVMORE):
+                while sock.getsockopt(_RCVMORE):
                     frames.append(sock.recv())
             except zmq.Again:
                 continue
@@ -271,7 +293,7 @@ def serve(options: WorkerOptions) -> int:
     return status
 
 
-def _close_groups(groups: dict[int, Worker]) -> None:
+def _close_groups(groups: dict[int, Group]) -> None:
     for group in groups.values():
         group.close()
     groups.clear()

@@ -247,7 +247,7 @@ def test_zmq_transport_actors_hold_their_resources_and_close_kills_them_but_not_
 
 
 @pytest.mark.usefixtures("ray_cluster")
-def test_zmq_transport_steps_over_curve_tcp_and_admits_only_its_own_key(new_manager: MakeManager) -> None:
+def test_zmq_transport_steps_over_curve_and_admits_only_its_own_key(new_manager: MakeManager) -> None:
     import zmq
 
     manager = new_manager("ray-zmq", [CARTPOLE] * 4, envs_per_worker=2)
@@ -255,6 +255,11 @@ def test_zmq_transport_steps_over_curve_tcp_and_admits_only_its_own_key(new_mana
     manager.launch()
     endpoint = manager.endpoint  # type: ignore[attr-defined]
     assert endpoint.startswith("tcp://127.0.0.1:")  # a one-node cluster: loopback
+    local = manager._hub.local_endpoint  # type: ignore[attr-defined]
+    if sys.platform.startswith("linux"):  # actors on this host use the abstract ipc address: its listener + 2 per actor
+        name = local[len("ipc://") :]
+        with open("/proc/net/unix") as table:
+            assert sum(line.rstrip().endswith(" " + name) for line in table) == 1 + 2 * 2
     workers = manager.workers  # type: ignore[attr-defined]
     pids = manager.worker_pids
     assert sorted((w["env_ids"], w["pid"]) for w in workers) == [([0, 1], pids[0]), ([2, 3], pids[1])]
@@ -266,11 +271,20 @@ def test_zmq_transport_steps_over_curve_tcp_and_admits_only_its_own_key(new_mana
     intruder.curve_serverkey = manager._hub.local_keys.server_public  # type: ignore[attr-defined]
     intruder.setsockopt(zmq.LINGER, 0)
     intruder.connect(endpoint)
-    from ding.envs.env_manager.zmq_protocol import HELLO, encode, encode_json
+    from ding.envs.env_manager.zmq_protocol import HELLO, VERSION, encode, encode_json
 
-    intruder.send(encode(HELLO, encode_json({"host": "x", "pid": 1, "version": 1})))
+    intruder.send(encode(HELLO, encode_json({"host": "x", "pid": 1, "version": VERSION})))
+    local_intruder = context.socket(zmq.DEALER)  # the ipc address admits the same key only
+    local_intruder.curve_publickey, local_intruder.curve_secretkey = public, secret
+    local_intruder.curve_serverkey = manager._hub.local_keys.server_public  # type: ignore[attr-defined]
+    local_intruder.setsockopt(zmq.LINGER, 0)
+    if local is not None:
+        local_intruder.connect(local)
+        local_intruder.send(encode(HELLO, encode_json({"host": "y", "pid": 2, "version": VERSION})))
     for _ in range(5):
         manager.step({i: 0 for i in manager.ready_obs_id})
     assert len(manager.workers) == 2 and not intruder.poll(200)  # type: ignore[attr-defined]
+    assert not local_intruder.poll(50)
     intruder.close()
+    local_intruder.close()
     context.term()

@@ -15,6 +15,7 @@ from ding.envs.env_manager.zmq_protocol import (
     REPLY,
     REQUEST,
     TO_MANAGER,
+    VERSION,
     WELCOME,
     MalformedMessage,
     decode,
@@ -53,7 +54,7 @@ def hub_and_peer() -> Any:
     peer.setsockopt(zmq.ROUTING_ID, b"peer-1")
     peer.setsockopt(zmq.LINGER, 0)
     peer.connect(hub.endpoint)
-    peer.send(encode(HELLO, encode_json({"host": "h", "pid": 1, "version": 1})))
+    peer.send(encode(HELLO, encode_json({"host": "h", "pid": 1, "version": VERSION})))
     hub.wait_for(lambda: b"peer-1" in hub.peers, 10.0, "registration")
     assert decode(peer.recv_multipart()).kind == WELCOME
     yield hub, peer

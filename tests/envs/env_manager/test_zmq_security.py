@@ -22,7 +22,7 @@ import zmq
 
 from ding.envs.env_manager import ZmqEnvManager, create_env_manager
 from ding.envs.env_manager.zmq_keys import generate_keys, load_worker_keys
-from ding.envs.env_manager.zmq_protocol import HEADER, HELLO, MAGIC, REPLY, encode
+from ding.envs.env_manager.zmq_protocol import HEADER, HELLO, MAGIC, REPLY, VERSION, encode
 from dizoo.classic_control.cartpole.envs import CartPoleEnv
 from tests.envs.env_manager.envs import assert_same_trajectories, play, table_policy
 from tests.envs.env_manager.zmq_support import RemoteWorkers, free_port, keys_dir, remote_workers, wait_until
@@ -138,11 +138,11 @@ def test_garbage_from_a_key_holder_is_dropped_and_logged(
             [b"short"],
             [b"XX" + bytes(14)],
             [HEADER.pack(MAGIC, 99, REPLY, 0, 1) + bomb],
-            [HEADER.pack(MAGIC, 1, 200, 0, 1) + bomb],
+            [HEADER.pack(MAGIC, VERSION, 200, 0, 1) + bomb],
             [encode(HELLO, b"{not json")],
             [encode(HELLO, b'{"host": "x"}')],
-            [encode(HELLO, b'{"host": "x", "pid": "abc", "version": 1}')],
-            [encode(HELLO, b'{"host": "x", "pid": 7, "version": 2}')],
+            [encode(HELLO, b'{"host": "x", "pid": "abc", "version": 2}')],
+            [encode(HELLO, b'{"host": "x", "pid": 7, "version": 1}')],
             [encode(REPLY, bomb, 0, 1)],  # a reply from a peer that never registered
         ]
         for frames in garbage:
@@ -156,7 +156,7 @@ def test_garbage_from_a_key_holder_is_dropped_and_logged(
             "dropped a malformed HELLO",
             "with keys ['host', 'pid', 'version']",
             "host must be a string and pid an int",
-            "worker speaks protocol version 2",
+            "worker speaks protocol version 1",
             "which never registered",
         ]
         assert wait_until(lambda: all(logged(caplog, text) for text in expected), 20.0), [
