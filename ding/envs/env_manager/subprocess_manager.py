@@ -116,6 +116,8 @@ class SyncSubprocessEnvManager(BaseEnvManager):
         per_worker = int(self._cfg.envs_per_worker)
         self._groups = [list(range(s, min(s + per_worker, self._env_num))) for s in range(0, self._env_num, per_worker)]
         self._worker_of = {env_id: w for w, group in enumerate(self._groups) for env_id in group}
+        self._group_rows = [slice(group[0], group[-1] + 1) for group in self._groups]
+        """Each env group's rows in the step buffers."""
         self._context = multiprocessing.get_context(self._cfg.context or "fork")
         self._workers: list[WorkerHandle | None] = [None] * len(self._groups)
         self._layout: BufferLayout | None = None
@@ -459,7 +461,7 @@ class SyncSubprocessEnvManager(BaseEnvManager):
         assert buffers is not None
         if buffers.layout.shared:
             return STEP
-        rows = slice(self._groups[w][0], self._groups[w][-1] + 1)
+        rows = self._group_rows[w]
         actions = buffers.action[rows] if buffers.action is not None else None
         return PRIVATE_STEP + pickle.dumps((buffers.control[rows], actions), protocol=pickle.HIGHEST_PROTOCOL)
 
@@ -470,7 +472,7 @@ class SyncSubprocessEnvManager(BaseEnvManager):
         result: StepReply = pickle.loads(reply)
         if result.rows is not None:
             assert self._buffers is not None
-            self._buffers.set_rows(slice(self._groups[w][0], self._groups[w][-1] + 1), result.rows)
+            self._buffers.set_rows(self._group_rows[w], result.rows)
         return result
 
     def _step_envs(self, actions: Mapping[int, Any]) -> dict[int, BaseEnvTimestep]:

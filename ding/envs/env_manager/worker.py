@@ -109,6 +109,8 @@ class Worker:
         self.replay: dict[int, str] = {}
         self.pickled_actions: dict[int, Any] = {}
         self.rows = slice(min(env_ids), max(env_ids) + 1)
+        self.rows_in_reply = False
+        """Private buffers: step and reset replies carry this worker's result rows (pickled in the reply)."""
 
     # ----- env construction ----------------------------------------------------------------------
     def build(self, env_id: int) -> None:
@@ -162,7 +164,7 @@ class Worker:
                     reply.failures[env_id] = EnvFailure.capture(env_id, "reset", exc)
                     continue
                 row[FLAG_RESET] = True
-        if not buffers.layout.shared:
+        if self.rows_in_reply:
             reply = reply or StepReply()
             reply.rows = buffers.rows(self.rows)
         return OK if reply is None else pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
@@ -187,7 +189,7 @@ class Worker:
                 continue
             self.buffers.write_obs(self.buffers.ready, env_id, obs)
             self.buffers.flags[env_id] = False
-        if not self.buffers.layout.shared:
+        if self.rows_in_reply:
             reply.rows = self.buffers.rows(self.rows)
         return reply
 
@@ -197,6 +199,7 @@ class Worker:
             if self.buffers is not None:
                 self.buffers.close()
             self.buffers = SharedBuffers(payload, create=False)
+            self.rows_in_reply = not self.buffers.layout.shared
             return None
         if name == "spaces":
             return self.spaces()

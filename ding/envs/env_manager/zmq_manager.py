@@ -242,14 +242,14 @@ class ZmqEnvManager(SyncSubprocessEnvManager):
         assert buffers is not None
         if buffers.layout.shared:
             return STEP
-        return pack_request(buffers, slice(self._groups[w][0], self._groups[w][-1] + 1))
+        return pack_request(buffers, self._group_rows[w])
 
     def _decode(self, w: int, reply: bytes) -> StepReply:
         """A step or reset reply; raw result rows (private buffers) are copied into this manager's buffers."""
         if reply[:1] != RAW_REPLY:
             return super()._decode(w, reply)
         assert self._buffers is not None
-        head = unpack_reply(reply, self._buffers, slice(self._groups[w][0], self._groups[w][-1] + 1))
+        head = unpack_reply(reply, self._buffers, self._group_rows[w])
         return StepReply() if head == OK else pickle.loads(head)
 
     def _collect(

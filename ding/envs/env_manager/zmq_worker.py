@@ -160,11 +160,9 @@ class Group(Worker):
 
     def handle(self, command: Command) -> Any:
         result = super().handle(command)
-        buffers = self.buffers
-        if command.name == "attach" and buffers is not None:
-            self.raw_rows = not buffers.layout.shared
-            if self.raw_rows:  # rows follow each reply as raw bytes: the base class must not pickle them too
-                buffers.layout = dataclasses.replace(buffers.layout, shared=True)
+        if command.name == "attach":
+            # rows follow each reply as raw bytes, so the base class must not pickle them into it too
+            self.raw_rows, self.rows_in_reply = self.rows_in_reply, False
         return result
 
 

@@ -40,7 +40,7 @@ def namespace() -> Iterator[tuple[str, str]]:
     subnet = f"10.213.{tag % 250}"
     made = ip("netns", "add", name)
     if made.returncode != 0:
-        pytest.skip(f"ip netns add failed: {made.stderr.strip()}")
+        pytest.fail(f"root with the ip command, yet ip netns add failed: {made.stderr.strip()}")
     try:
         steps = [
             ("link", "add", host_end, "type", "veth", "peer", "name", ns_end),

@@ -77,6 +77,6 @@ def test_a_group_with_private_buffers_steps_and_resets_with_raw_rows() -> None:
         assert not result.failures and result.rows is None  # rows travel raw, never pickled
         assert any(not np.array_equal(a[rows], b) for a, b in zip(manager_side.ready, before, strict=True))
         assert manager_side.reward[rows].tolist() == group.buffers.reward[rows].tolist()  # type: ignore[union-attr]
-        assert not manager_side.layout.shared and group.buffers.layout.shared  # type: ignore[union-attr]
+        assert not group.buffers.layout.shared and not group.rows_in_reply  # type: ignore[union-attr]
     finally:
         group.close()
