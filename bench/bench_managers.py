@@ -340,7 +340,7 @@ def targets(
             1 / 1.5,
             "{:.2f}×",
         )
-    for key in ("ray_k", "ray_k_batch", "ray_zmq_k", "ray_zmq_k_batch"):
+    for key in ("ray_k", "ray_k_batch", "ray_zmq_k", "ray_zmq_k_batch", "ray_shm_k", "ray_shm_k_batch"):
         ray_rate, raw = rate("syn1000-vec", 8, key), rate("syn1000-vec", 8, "raw")
         add(
             f"synthetic 1 ms step, 8 envs: {CONTENDER_LABELS[key].replace('k=N/2', 'k=4')} ≥ 1.7× raw loop",

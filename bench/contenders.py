@@ -292,7 +292,7 @@ def make_contenders(case: EnvCase, n: int, keys: list[str] | None = None) -> lis
         cfg = {"type": "zmq", "envs_per_worker": n // 2}
         found.append(DingBatch(case, n, "zmq_ipc_k_batch", CONTENDER_LABELS["zmq_ipc_k_batch"], cfg))
     if n // 2 > 1 and importlib.util.find_spec("ray") is not None:
-        for transport, suffix in (("ray", ""), ("zmq", "_zmq")):
+        for transport, suffix in (("ray", ""), ("zmq", "_zmq"), ("shm", "_shm")):
             cfg = {"type": "ray", "transport": transport, "envs_per_worker": n // 2}
             key = f"ray{suffix}_k"
             found.append(DingRay(case, n, key, CONTENDER_LABELS[key], cfg))
@@ -318,6 +318,8 @@ CONTENDER_LABELS: dict[str, str] = {
     "ray_k_batch": "ding ray (Ray calls), k=N/2 envs/actor, step_batch()",
     "ray_zmq_k": "ding ray (zmq transport), k=N/2 envs/actor",
     "ray_zmq_k_batch": "ding ray (zmq transport), k=N/2 envs/actor, step_batch()",
+    "ray_shm_k": "ding ray (shm transport), k=N/2 envs/actor",
+    "ray_shm_k_batch": "ding ray (shm transport), k=N/2 envs/actor, step_batch()",
 }
 
 ABSENT_PACKAGES = {

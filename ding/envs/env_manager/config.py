@@ -40,12 +40,14 @@ _RAY: dict[str, Any] = {
     "step_timeout": 60.0,
     "reset_timeout": 60.0,
     "envs_per_worker": 4,
+    "shared_memory": None,  # None: what the transport uses (True for "shm", False for "ray" and "zmq")
     "address": None,  # None: the Ray this process uses, else start a local one (or join RAY_ADDRESS)
     "num_cpus_per_worker": None,  # None: Ray's default for actors (placed on a CPU node, hold none while running)
     "resources_per_worker": {},  # extra Ray resources per actor, e.g. {"GPU": 0.25} or custom ones
     "max_restarts": -1,  # Ray restarts of a dead actor (-1: unlimited; max_retry still bounds the faults)
     "init_kwargs": {},  # keyword arguments of ray.init when the manager connects (num_cpus, runtime_env, ...)
-    "transport": "ray",  # "zmq": actors run zmq workers that connect back (steps skip Ray); "ray": one Ray call each
+    "transport": "ray",  # "ray": one Ray call per actor per batch; "zmq": actors connect back over zmq (steps skip
+    # Ray); "shm": actors on this node step through shared memory, as subprocess workers do
     "endpoint": None,  # transport "zmq": None binds tcp on this node's Ray IP (127.0.0.1 alone); or "tcp://HOST:PORT"
     "heartbeat_interval": 1.0,  # transport "zmq": seconds between heartbeats, both ways
     "heartbeat_timeout": 5.0,  # transport "zmq": seconds of silence after which an actor's worker is dropped

@@ -10,7 +10,7 @@ from ding.envs.env_manager.base_manager import BaseEnvManager
 from ding.envs.env_manager.config import MANAGER_DEFAULT_CONFIGS
 from ding.envs.env_manager.env_fn import EnvFn
 from ding.envs.env_manager.ray_manager import RayEnvManager
-from ding.envs.env_manager.ray_zmq_manager import ray_transport_class
+from ding.envs.env_manager.ray_transports import ray_transport_class
 from ding.envs.env_manager.subprocess_manager import SyncSubprocessEnvManager
 from ding.envs.env_manager.zmq_manager import ZmqEnvManager
 from ding.utils.registry import Registry

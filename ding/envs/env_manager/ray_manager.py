@@ -57,8 +57,17 @@ class RayActor:
 
 def check_ray_config(cfg: Mapping[str, Any]) -> None:
     """Reject settings of the ray manager outside their accepted values, naming key and value."""
-    if cfg["shared_memory"]:
-        raise ConfigError("env.manager.shared_memory must be False for the ray manager: actors may run on other hosts")
+    transport, shared = cfg.get("transport", "ray"), cfg["shared_memory"]
+    if transport == "shm" and shared not in (None, True):
+        raise ConfigError(
+            f"env.manager.shared_memory must be None or True for the ray manager's transport 'shm' (its actors "
+            f"share this node's memory), got {shared!r}"
+        )
+    if transport != "shm" and shared not in (None, False):
+        raise ConfigError(
+            f"env.manager.shared_memory must be None or False for the ray manager's transport {transport!r} "
+            f"(actors may run on other hosts; transport 'shm' keeps them on this node), got {shared!r}"
+        )
     if cfg["context"] is not None:
         raise ConfigError(
             f"env.manager.context does not apply to the ray manager (Ray starts the actor processes); "
@@ -95,6 +104,11 @@ def actor_options(cfg: Mapping[str, Any]) -> dict[str, Any]:
     if resources:
         options["resources"] = resources
     return options
+
+
+def resource_request(cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """What each actor asks Ray for (its placement options without the restart settings), for error messages."""
+    return {k: v for k, v in actor_options(cfg).items() if k not in ("max_restarts", "max_task_retries")}
 
 
 def _pid_running(pid: int) -> bool:
@@ -288,9 +302,7 @@ class RayEnvManager(SyncSubprocessEnvManager):
             assert handle is not None
             message = f"{handle.describe()} did not answer within {timeout} s"
             if handle.pid is None:  # never started: most often a request the cluster cannot satisfy
-                asks = {
-                    k: v for k, v in actor_options(self._cfg).items() if k not in ("max_restarts", "max_task_retries")
-                }
+                asks = resource_request(self._cfg)
                 message = (
                     f"{handle.describe()} did not start within {timeout} s; can Ray place it? It asks for "
                     f"{asks or 'no resources'}, the cluster has {ray.cluster_resources()}"

@@ -30,10 +30,10 @@ from ding.envs.env_manager import ray_cluster
 from ding.envs.env_manager.ray_manager import (
     CLOSE_GRACE,
     EXIT_WAIT,
-    RayEnvManager,
     _pid_running,
     actor_options,
     check_ray_config,
+    resource_request,
 )
 from ding.envs.env_manager.ray_zmq_worker import RayZmqWorker
 from ding.envs.env_manager.zmq_hub import Hub
@@ -41,22 +41,6 @@ from ding.envs.env_manager.zmq_keys import WorkerKeys, ephemeral_keys
 from ding.envs.env_manager.zmq_manager import ZmqEnvManager, check_link_config
 from ding.envs.env_manager.zmq_socket import local_ipc_address
 from ding.errors import ConfigError, WorkerDiedError, WorkerTimeoutError
-
-TRANSPORTS = ("ray", "zmq")
-"""Values of ``env.manager.transport`` for the ray manager."""
-
-
-def ray_transport_class(transport: Any) -> type[RayEnvManager] | type[RayZmqEnvManager]:
-    """The ray manager class that runs ``transport``.
-
-    >>> ray_transport_class("zmq").__name__
-    'RayZmqEnvManager'
-    """
-    if transport == "ray":
-        return RayEnvManager
-    if transport == "zmq":
-        return RayZmqEnvManager
-    raise ConfigError(f"env.manager.transport must be one of {', '.join(map(repr, TRANSPORTS))}, got {transport!r}")
 
 
 def _kill_actors(actors: list[Any]) -> None:
@@ -162,7 +146,7 @@ class RayZmqEnvManager(ZmqEnvManager):
             with hub.lock:
                 registered = {self._actor_index(identity) for identity in hub.peers}
             w = min(set(range(len(self._actors))) - registered)
-            asks = {k: v for k, v in actor_options(self._cfg).items() if k not in ("max_restarts", "max_task_retries")}
+            asks = resource_request(self._cfg)
             raise WorkerTimeoutError(
                 f"actor {w} (pid None, envs {self._groups[w]}) did not start within {timeout} s; can Ray place it? "
                 f"It asks for {asks or 'no resources'}, the cluster has {self._ray.cluster_resources()}"

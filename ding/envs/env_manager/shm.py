@@ -9,15 +9,19 @@ With ``shared=False`` every process keeps private arrays of the same layout and 
 step travel pickled through the worker's pipe (the ``shared_memory=False`` setting).
 
 Segments are named ``ding_<pid>_<token>_<n>`` and registered with multiprocessing's resource
-tracker, which unlinks them even if the owning process is killed.
+tracker, which unlinks them even if the owning process is killed. Other processes map them without
+registering (on Linux): an attaching process that is not the owner's child, such as a Ray actor,
+would otherwise have its own tracker unlink the owner's segments when it dies.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import mmap
 import os
 import secrets
+import sys
 from collections.abc import Callable, Sequence
 from multiprocessing import shared_memory
 from typing import Any
@@ -53,6 +57,15 @@ class _Segment(shared_memory.SharedMemory):
         pass
 
 
+def _map_untracked(spec: ArraySpec) -> mmap.mmap:
+    """Map an existing segment without registering it with a resource tracker (Linux: /dev/shm)."""
+    fd = os.open(os.path.join("/dev/shm", spec.name), os.O_RDWR)
+    try:
+        return mmap.mmap(fd, spec.nbytes)
+    finally:
+        os.close(fd)
+
+
 class SharedArray:
     """A NumPy array backed by a named shared-memory segment.
 
@@ -63,17 +76,22 @@ class SharedArray:
     def __init__(self, spec: ArraySpec, create: bool) -> None:
         self.spec = spec
         self._owner = create
-        self._shm: _Segment | None = _Segment(name=spec.name, create=create, size=spec.nbytes)
-        buffer = self._shm.buf  # type: ignore[union-attr]
+        self._shm: _Segment | None = None
+        buffer: Any
+        if create or not sys.platform.startswith("linux"):
+            self._shm = _Segment(name=spec.name, create=create, size=spec.nbytes)
+            buffer = self._shm.buf
+        else:
+            buffer = _map_untracked(spec)  # unmapped when the last array using it is gone
         self.array: np.ndarray = np.ndarray(spec.shape, dtype=np.dtype(spec.dtype), buffer=buffer)
         if create:
             self.array.fill(0)
 
     def close(self) -> None:
         """Drop this process's mapping; the owner also removes the segment."""
+        self.array = np.empty(0)
         if self._shm is None:
             return
-        self.array = np.empty(0)
         shm, self._shm = self._shm, None
         with contextlib.suppress(OSError):
             os.close(shm._fd)  # type: ignore[attr-defined]  # the mapping does not need the descriptor

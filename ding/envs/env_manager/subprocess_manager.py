@@ -24,8 +24,7 @@ import weakref
 from collections.abc import Mapping, Sequence
 from multiprocessing import connection
 from multiprocessing.connection import Connection
-from multiprocessing.process import BaseProcess
-from typing import Any
+from typing import Any, Protocol
 
 import cloudpickle
 import numpy as np
@@ -55,13 +54,32 @@ CLOSE_GRACE = 2.0
 """Seconds a worker gets to close its envs before it is killed."""
 
 
+class WorkerProcess(Protocol):
+    """What the manager uses of a worker's process (a ``multiprocessing`` process, or a Ray actor's)."""
+
+    @property
+    def pid(self) -> int | None: ...
+
+    @property
+    def sentinel(self) -> int: ...
+
+    @property
+    def exitcode(self) -> int | None: ...
+
+    def is_alive(self) -> bool: ...
+
+    def kill(self) -> None: ...
+
+    def join(self, timeout: float | None = None) -> None: ...
+
+
 @dataclasses.dataclass
 class WorkerHandle:
     """The parent's side of one worker process."""
 
     index: int
     env_ids: list[int]
-    process: BaseProcess
+    process: WorkerProcess
     conn: Connection
     busy_since: float | None = None
 

@@ -257,6 +257,16 @@ def worker_main(
         return
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it closes workers
     _single_thread_numerics()
+    serve_connection(env_ids, env_fns_blob, conn, layout, spin_limit)
+
+
+def serve_connection(
+    env_ids: list[int], env_fns_blob: bytes, conn: Connection, layout: BufferLayout | None, spin_limit: float
+) -> None:
+    """Build the envs, report their spaces on ``conn``, then answer the manager until ``close`` or a closed pipe.
+
+    The envs are closed and ``conn`` with them when it returns.
+    """
     import cloudpickle
 
     worker = Worker(env_ids, cloudpickle.loads(env_fns_blob), conn)

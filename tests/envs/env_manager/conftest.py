@@ -3,8 +3,8 @@
 Kinds: ``base`` (in-process), ``subprocess-1`` / ``subprocess-2`` (one or two envs per worker),
 ``async`` (``wait_num`` = every env and no wait timeout, so every step returns a full batch),
 ``spawn`` (subprocess with the ``spawn`` start method; slow to start, so only a few tests use it), and
-``ray`` / ``ray-2`` (Ray actors with one or two envs each, stepped by Ray calls) and ``ray-zmq`` (Ray actors
-running zmq workers), on one local Ray started once per session by the ``ray_cluster`` fixture (skipped when
+``ray`` / ``ray-2`` (Ray actors with one or two envs each, stepped by Ray calls), ``ray-zmq`` (Ray actors
+running zmq workers) and ``ray-shm`` (Ray actors on this node stepping through shared memory), on one local Ray started once per session by the ``ray_cluster`` fixture (skipped when
 Ray is not installed), and ``zmq`` / ``zmq-tcp`` / ``zmq-2``
 (zmq workers started by the manager over ipc, over tcp loopback, and with two envs per worker).
 """
@@ -27,17 +27,18 @@ KIND_CONFIGS: dict[str, dict[str, Any]] = {
     "ray": {"type": "ray", "envs_per_worker": 1},
     "ray-2": {"type": "ray", "envs_per_worker": 2},
     "ray-zmq": {"type": "ray", "transport": "zmq", "envs_per_worker": 1},
+    "ray-shm": {"type": "ray", "transport": "shm", "envs_per_worker": 1},
     "zmq": {"type": "zmq", "envs_per_worker": 1},
     "zmq-tcp": {"type": "zmq", "envs_per_worker": 1, "endpoint": "tcp"},
     "zmq-2": {"type": "zmq", "envs_per_worker": 2},
 }
-FAST_KINDS = ("base", "subprocess-1", "subprocess-2", "async", "ray", "ray-zmq", "zmq")
+FAST_KINDS = ("base", "subprocess-1", "subprocess-2", "async", "ray", "ray-zmq", "ray-shm", "zmq")
 """Kinds every test runs against (``spawn`` is chosen explicitly where it is worth its start-up time)."""
 RAY_DEFAULT_SUITES = ("test_conformance",)
 """Suites that run against ``ray`` in the default run. A Ray actor takes 0.5-1 s to start on 2 cores, so the
 other suites (bad input and layouts, handled before or apart from the actors) run against it with ``-m slow``."""
 SUBPROCESS_KINDS = ("subprocess-1", "subprocess-2", "async")
-RAY_KINDS = ("ray", "ray-2", "ray-zmq")
+RAY_KINDS = ("ray", "ray-2", "ray-zmq", "ray-shm")
 
 MakeManager = Callable[..., BaseEnvManager]
 

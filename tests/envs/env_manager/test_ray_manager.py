@@ -92,7 +92,7 @@ def test_actors_hold_their_resources_and_close_kills_them_but_not_a_ray_it_did_n
 
 
 BAD_CONFIGS: dict[str, tuple[dict[str, Any], type[Exception], str]] = {
-    "shared_memory": ({"shared_memory": True}, ConfigError, r"shared_memory must be False for the ray manager"),
+    "shared_memory": ({"shared_memory": True}, ConfigError, r"shared_memory must be None or False .*transport 'ray'"),
     "context": ({"context": "spawn"}, ConfigError, r"context does not apply to the ray manager.*got 'spawn'"),
     "address": ({"address": 6379}, TypeError, r"address must be a str such as 'host:6379' or None, got 6379"),
     "num_cpus": ({"num_cpus_per_worker": -1}, ConfigError, r"num_cpus_per_worker must be a number >= 0 .*got -1"),
@@ -195,13 +195,13 @@ def test_ding_works_without_ray_and_names_the_extra_when_the_ray_manager_is_aske
 
 # ----- the zmq transport ---------------------------------------------------------------------------------------------
 ZMQ_BAD_CONFIGS: dict[str, tuple[dict[str, Any], str]] = {
-    "transport": ({"transport": "grpc"}, r"transport must be one of 'ray', 'zmq', got 'grpc'"),
+    "transport": ({"transport": "grpc"}, r"transport must be one of 'ray', 'zmq', 'shm', got 'grpc'"),
     "endpoint": ({"transport": "zmq", "endpoint": "ipc"}, r"endpoint must be None .* or 'tcp://HOST:PORT' .*got 'ipc'"),
     "heartbeat": (
         {"transport": "zmq", "heartbeat_timeout": 0.5},
         r"heartbeat_timeout \(0\.5\) must exceed heartbeat_interval \(1\.0\)",
     ),
-    "shared_memory": ({"transport": "zmq", "shared_memory": True}, r"shared_memory must be False"),
+    "shared_memory": ({"transport": "zmq", "shared_memory": True}, r"shared_memory must be None or False"),
 }
 
 
