@@ -6,6 +6,7 @@ from ding.envs.env_manager.config import MANAGER_DEFAULT_CONFIGS, manager_defaul
 from ding.envs.env_manager.factory import ENV_MANAGER_REGISTRY, create_env_manager
 from ding.envs.env_manager.gym_vector import ManagerVectorEnv, make_vector_env
 from ding.envs.env_manager.ray_manager import RayEnvManager
+from ding.envs.env_manager.ray_shm_manager import RayShmEnvManager
 from ding.envs.env_manager.ray_zmq_manager import RayZmqEnvManager
 from ding.envs.env_manager.state import EnvState
 from ding.envs.env_manager.subprocess_manager import SyncSubprocessEnvManager
@@ -20,6 +21,7 @@ __all__ = [
     "ManagerVectorEnv",
     "ObsBatch",
     "RayEnvManager",
+    "RayShmEnvManager",
     "RayZmqEnvManager",
     "SyncSubprocessEnvManager",
     "ZmqEnvManager",

@@ -10,8 +10,8 @@ ping and kill actors.
 
 Faults are the subprocess manager's, mapped onto Ray: a dead actor's process is seen at once (its
 ``pidfd``), a hung one after ``step_timeout`` is killed with ``ray.kill`` for Ray to restart it; the
-restarted incarnation connects again and gets its envs built afresh. When Ray will not bring an actor
-back (``max_restarts`` spent) the manager closes with a :class:`~ding.errors.WorkerDiedError`.
+restarted incarnation connects again and gets its envs built afresh; an actor Ray will not bring back
+(``max_restarts`` spent, or killed for good) is replaced by a new one. ``max_retry`` bounds the faults.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from ding.envs.env_manager.ray_manager import (
 from ding.envs.env_manager.ray_shm_worker import RayShmWorker
 from ding.envs.env_manager.subprocess_manager import SyncSubprocessEnvManager, WorkerHandle
 from ding.envs.env_manager.worker import Command
-from ding.errors import ConfigError, WorkerDiedError, WorkerTimeoutError
+from ding.errors import ConfigError, EnvManagerError, WorkerDiedError, WorkerTimeoutError
 
 HANDSHAKE_TIMEOUT = 5.0
 """Seconds a connecting actor gets to authenticate and say which env group it serves."""
@@ -81,6 +81,13 @@ class ActorProcess:
         if self.sentinel >= 0:
             os.close(self.sentinel)
             self.sentinel = -1
+
+
+class ActorHandle(WorkerHandle):
+    """The manager's side of one actor: its connection and its process."""
+
+    def describe(self) -> str:
+        return f"actor {self.index} (pid {self.process.pid}, envs {self.env_ids})"
 
 
 def _kill_actors(ray: Any, actors: list[Any]) -> None:
@@ -130,6 +137,11 @@ class RayShmEnvManager(SyncSubprocessEnvManager):
         weakref.finalize(self, _kill_actors, self._ray, self._actors)
 
     @property
+    def local_address(self) -> str | None:
+        """The abstract ``AF_UNIX`` address the actors connect to (after ``launch``), starting with a NUL byte."""
+        return self._address if self._listener is not None else None
+
+    @property
     def worker_actors(self) -> list[Any]:
         """The Ray actor handles, one per group of ``envs_per_worker`` envs (None before launch, after close)."""
         return list(self._actors)
@@ -170,7 +182,7 @@ class RayShmEnvManager(SyncSubprocessEnvManager):
     def _start_worker(self, w: int) -> None:
         """Take the connection of actor ``w``'s current incarnation and send it its envs."""
         conn, pid = self._await_connection(w)
-        self._workers[w] = WorkerHandle(w, self._groups[w], ActorProcess(self._ray, self._actors[w], pid), conn)
+        self._workers[w] = ActorHandle(w, self._groups[w], ActorProcess(self._ray, self._actors[w], pid), conn)
         setup = (self._groups[w], self._blobs[w], self._layout, self._spin.limit)
         with contextlib.suppress(OSError):  # a closed connection shows up as the actor's fault when collecting
             conn.send_bytes(pickle.dumps(setup, protocol=pickle.HIGHEST_PROTOCOL))
@@ -181,13 +193,19 @@ class RayShmEnvManager(SyncSubprocessEnvManager):
         deadline = time.monotonic() + timeout
         ping: Any = None
         alive = False
+        last_death = ""
         while w not in self._arrived:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                asks = resource_request(self._cfg)
+                if last_death:
+                    raise WorkerDiedError(
+                        f"actor {w} (envs {self._groups[w]}) did not connect within {timeout} s; its last "
+                        f"incarnation died: {last_death}"
+                    )
                 raise WorkerTimeoutError(
                     f"actor {w} (envs {self._groups[w]}) did not connect within {timeout} s; can Ray place it on "
-                    f"this node? It asks for {asks or 'no resources'}, the cluster has {ray.cluster_resources()}"
+                    f"this node? It asks for {resource_request(self._cfg) or 'no resources'}, the cluster has "
+                    f"{ray.cluster_resources()}"
                 )
             if ping is None and not alive:
                 ping = self._actors[w].ping.remote()
@@ -197,15 +215,22 @@ class RayShmEnvManager(SyncSubprocessEnvManager):
                     alive = True  # running: its connection is on the way
                 except ray.exceptions.ActorUnavailableError:
                     pass  # restarting: ask again
-                except ray.exceptions.RayActorError as err:
-                    first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-                    raise WorkerDiedError(
-                        f"actor {w} (envs {self._groups[w]}) is dead and Ray will not bring it back "
-                        f"(max_restarts={self._cfg.max_restarts}): {first}"
+                except ray.exceptions.RayActorError as err:  # Ray will not bring it back: start a new actor
+                    last_death = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+                    self._actors[w] = self._new_actor(w)
+                except ray.exceptions.ActorUnschedulableError:
+                    raise EnvManagerError(
+                        f"actor {w} (envs {self._groups[w]}) cannot be placed on this node, where transport 'shm' "
+                        f"keeps its actors: it asks for {resource_request(self._cfg) or 'no resources'}, this node "
+                        f"has {self._node_resources()}"
                     ) from None
                 ping = None
             self._accept(min(_POLL, remaining))
         return self._arrived.pop(w)
+
+    def _node_resources(self) -> dict[str, float]:
+        node = next((n for n in self._ray.nodes() if n.get("NodeID") == self._node_id), {})
+        return dict(node.get("Resources", {}))
 
     def _accept(self, timeout: float) -> None:
         """Accept one actor's connection if one comes within ``timeout`` s; strangers are turned away."""

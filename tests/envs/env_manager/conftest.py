@@ -4,9 +4,9 @@ Kinds: ``base`` (in-process), ``subprocess-1`` / ``subprocess-2`` (one or two en
 ``async`` (``wait_num`` = every env and no wait timeout, so every step returns a full batch),
 ``spawn`` (subprocess with the ``spawn`` start method; slow to start, so only a few tests use it), and
 ``ray`` / ``ray-2`` (Ray actors with one or two envs each, stepped by Ray calls), ``ray-zmq`` (Ray actors
-running zmq workers) and ``ray-shm`` (Ray actors on this node stepping through shared memory), on one local Ray started once per session by the ``ray_cluster`` fixture (skipped when
-Ray is not installed), and ``zmq`` / ``zmq-tcp`` / ``zmq-2``
-(zmq workers started by the manager over ipc, over tcp loopback, and with two envs per worker).
+running zmq workers) and ``ray-shm`` (Ray actors on this node stepping through shared memory), on one local
+Ray started once per session by the ``ray_cluster`` fixture (skipped when Ray is not installed), and ``zmq`` /
+``zmq-tcp`` / ``zmq-2`` (zmq workers started by the manager over ipc, over tcp loopback, and with two envs per worker).
 """
 
 from __future__ import annotations

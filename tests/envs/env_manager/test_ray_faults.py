@@ -2,8 +2,8 @@
 
 Envs 0 and 1 share actor 0; where a test needs to show that other actors keep their steps, envs 2 (and 3)
 are on actor 1. Actor deaths are Ray's to notice (about 1-2 s); hung envs are caught after ``step_timeout``.
-The tests at the end run the ``"zmq"`` transport, where the manager sees a dead actor's connection close at
-once and Ray's restart supplies the new worker.
+The tests at the end run the ``"zmq"`` and ``"shm"`` transports, where the manager sees a dead actor's
+connection close (or its process end) at once and Ray's restart supplies the new worker.
 """
 
 from __future__ import annotations
@@ -165,13 +165,13 @@ def test_actor_ray_may_not_restart_ends_the_manager() -> None:
     assert_clean(manager, pids)
 
 
-# ----- the zmq transport: Ray runs the processes, zmq carries the steps --------------------------------------------
-LOST = r"worker ray-\S+-0-\d+ \(pid \d+ on \S+\) lost its connection"
-"""The fault of actor 0's envs when its process dies: the manager saw its connection close."""
-
-
-def make_zmq(env_cfgs: list[dict[str, Any]], **cfg: Any) -> BaseEnvManager:
-    return make(env_cfgs, transport="zmq", **cfg)
+# ----- the zmq and shm transports: Ray runs the processes, zmq or a local socket and shared memory carry the steps ---
+LOST = {
+    "zmq": r"worker ray-\S+-0-\d+ \(pid \d+ on \S+\) lost its connection",
+    "shm": r"actor 0 \(pid \d+, envs \[0, 1\]\) died",
+}
+"""The fault of actor 0's envs when its process dies: the manager saw its connection close or its process end."""
+TRANSPORTS = pytest.mark.parametrize("transport", ["zmq", "shm"])
 
 
 def kill_actor_later(how: str, manager: BaseEnvManager, delay: float) -> threading.Timer:
@@ -190,12 +190,17 @@ def kill_actor_later(how: str, manager: BaseEnvManager, delay: float) -> threadi
     return timer
 
 
+def shm_segments_exist(manager: BaseEnvManager) -> bool:
+    return all(os.path.exists(f"/dev/shm/{name}") for name in manager.shared_memory_names)
+
+
+@TRANSPORTS
 @pytest.mark.parametrize("how", ["os.kill", "ray.kill", "ray.kill-no-restart"])
-def test_zmq_transport_actor_killed_mid_batch_renews_its_envs_and_others_keep_their_steps(
-    how: str, tmp_path: Path
+def test_transport_actor_killed_mid_batch_renews_its_envs_and_others_keep_their_steps(
+    transport: str, how: str, tmp_path: Path
 ) -> None:
     cfgs = [{}, {"fault": "hang", "at_step": 2, "once_path": str(tmp_path / "fired")}, {}, {}]
-    with make_zmq(cfgs, max_retry=1) as manager:
+    with make(cfgs, transport=transport, max_retry=1) as manager:
         manager.launch()
         old = manager.worker_pids[0]  # type: ignore[attr-defined]
         old_actor = manager.worker_actors[0]  # type: ignore[attr-defined]
@@ -204,10 +209,10 @@ def test_zmq_transport_actor_killed_mid_batch_renews_its_envs_and_others_keep_th
         start = time.monotonic()
         timesteps = step_all(manager)
         timer.join()
-        assert time.monotonic() - start < 10.0  # the closed connection is seen at once; step_timeout is 30 s
+        assert time.monotonic() - start < 10.0  # the death is seen at once; step_timeout is 30 s
         for env_id in (0, 1):
             assert timesteps[env_id].done and timesteps[env_id].info["abnormal"] is True
-            assert re.search(LOST, timesteps[env_id].info["error"])
+            assert re.search(LOST[transport], timesteps[env_id].info["error"])
         for env_id in (2, 3):
             assert not timesteps[env_id].done and timesteps[env_id].obs[0] == 2
         new = manager.worker_pids[0]  # type: ignore[attr-defined]
@@ -219,18 +224,21 @@ def test_zmq_transport_actor_killed_mid_batch_renews_its_envs_and_others_keep_th
         assert ready[0][2] == ready[1][2] == new
         timesteps = step_all(manager)
         assert not any(ts.done for ts in timesteps.values()) and timesteps[2].obs[0] == 3
+        assert shm_segments_exist(manager)  # the dead actor took none of the manager's shared memory with it
 
 
-def test_zmq_transport_hung_actor_is_killed_after_step_timeout_and_restarted_by_ray(tmp_path: Path) -> None:
+@TRANSPORTS
+def test_transport_hung_actor_is_killed_after_step_timeout_and_restarted_by_ray(transport: str, tmp_path: Path) -> None:
     cfgs = [{}, {"fault": "hang", "at_step": 2, "once_path": str(tmp_path / "fired")}, {}]
-    with make_zmq(cfgs, max_retry=1, step_timeout=0.5) as manager:
+    with make(cfgs, transport=transport, max_retry=1, step_timeout=0.5) as manager:
         manager.launch()
         hung = manager.worker_pids[0]  # type: ignore[attr-defined]
+        actor = manager.worker_actors[0]  # type: ignore[attr-defined]
         step_all(manager)
         timesteps = step_all(manager)
         assert timesteps[1].info["abnormal"] and "did not answer within 0.5 s" in timesteps[1].info["error"]
         assert timesteps[0].info["abnormal"] and not timesteps[2].done and timesteps[2].obs[0] == 2
-        assert manager.worker_pids[0] != hung  # type: ignore[attr-defined]
+        assert manager.worker_pids[0] != hung and manager.worker_actors[0] is actor  # type: ignore[attr-defined]
         assert not any(ts.done for ts in step_all(manager).values())
         deadline = time.monotonic() + 5.0
         while pid_alive(hung) and time.monotonic() < deadline:
@@ -238,21 +246,27 @@ def test_zmq_transport_hung_actor_is_killed_after_step_timeout_and_restarted_by_
         assert not pid_alive(hung)
 
 
-def test_zmq_transport_process_exit_past_max_retry_raises_and_cleans_up() -> None:
-    manager = make_zmq([{}, {"fault": "exit", "at_step": 2}, {}], max_retry=0)
+@TRANSPORTS
+def test_transport_process_exit_past_max_retry_raises_and_cleans_up(transport: str) -> None:
+    manager = make([{}, {"fault": "exit", "at_step": 2}, {}], transport=transport, max_retry=0)
     manager.launch()
     pids = list(manager.worker_pids)  # type: ignore[attr-defined]
+    segments = list(manager.shared_memory_names)
+    assert bool(segments) == (transport == "shm")
     step_all(manager)
-    with pytest.raises(WorkerDiedError, match=LOST):
+    with pytest.raises(WorkerDiedError, match=LOST[transport]):
         step_all(manager)
     assert_clean(manager, pids)
     assert manager.worker_actors == [None, None]  # type: ignore[attr-defined]
+    assert not any(os.path.exists(f"/dev/shm/{name}") for name in segments)
 
 
-def test_zmq_transport_actors_exit_when_the_manager_is_dropped_without_close() -> None:
-    manager = make_zmq([{}, {}, {}])
+@TRANSPORTS
+def test_transport_actors_exit_when_the_manager_is_dropped_without_close(transport: str) -> None:
+    manager = make([{}, {}, {}], transport=transport)
     manager.launch()
     pids = list(manager.worker_pids)  # type: ignore[attr-defined]
+    segments = list(manager.shared_memory_names)
     assert all(pid_alive(pid) for pid in pids)
     del manager
     gc.collect()
@@ -260,3 +274,4 @@ def test_zmq_transport_actors_exit_when_the_manager_is_dropped_without_close() -
     while any(pid_alive(pid) for pid in pids) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not any(pid_alive(pid) for pid in pids)
+    assert not any(os.path.exists(f"/dev/shm/{name}") for name in segments)

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from ding.envs.env_manager import create_env_manager, ray_cluster
-from ding.errors import ConfigError, WorkerTimeoutError
+from ding.errors import ConfigError, EnvManagerError, WorkerTimeoutError
 from dizoo.classic_control.cartpole.envs import CartPoleEnv
 from tests.envs.env_manager.conftest import MakeManager, make_manager
 from tests.envs.env_manager.envs import DictObsEnv, assert_same_trajectories, pid_alive, play, table_policy
@@ -288,3 +288,70 @@ def test_zmq_transport_steps_over_curve_and_admits_only_its_own_key(new_manager:
     intruder.close()
     local_intruder.close()
     context.term()
+
+
+# ----- the shm transport ---------------------------------------------------------------------------------------------
+def test_shm_transport_refuses_private_buffers_and_other_transports() -> None:
+    from ding.envs.env_manager import RayShmEnvManager
+
+    with pytest.raises(ConfigError, match=r"shared_memory must be None or True .*transport 'shm'.*got False"):
+        create_env_manager({"type": "ray", "transport": "shm", "shared_memory": False}, [CARTPOLE])
+    with pytest.raises(ConfigError, match=r"runs transport 'shm', got 'zmq'; .*'transport': 'zmq'"):
+        RayShmEnvManager([CARTPOLE], {"transport": "zmq"})
+
+
+@pytest.mark.usefixtures("ray_cluster")
+def test_shm_transport_an_actor_ray_cannot_place_fails_launch_naming_the_request() -> None:
+    manager = make_manager("ray-shm", [CARTPOLE], resources_per_worker={"ding_test_device": 1}, reset_timeout=0.5)
+    pattern = r"actor 0 \(envs \[0\]\) cannot be placed on this node.*asks for .*ding_test_device.*this node has .*CPU"
+    with pytest.raises(EnvManagerError, match=pattern):
+        manager.launch()
+    assert manager.closed and manager.worker_pids == [None] and manager.worker_actors == [None]  # type: ignore
+
+
+@pytest.mark.usefixtures("ray_cluster")
+def test_shm_transport_actors_on_this_node_share_memory_and_close_frees_everything_but_ray() -> None:
+    import ray
+
+    manager = make_manager("ray-shm", [CARTPOLE] * 4, num_cpus_per_worker=0.5, envs_per_worker=2)
+    manager.launch()
+    pids = manager.worker_pids
+    assert len(set(pids)) == 2 and all(pid_alive(pid) for pid in pids)
+    assert [ray.get(actor.assigned_resources.remote()) for actor in manager.worker_actors] == [{"CPU": 0.5}] * 2
+    segments = manager.shared_memory_names
+    assert segments and all(Path("/dev/shm", name).exists() for name in segments)
+    batch = manager.step_batch(np.zeros(4, dtype=np.int64))
+    assert batch.obs.shape == (4, 4) and not batch.done.any()
+    manager.close()
+    assert not any(pid_alive(pid) for pid in pids) and manager.worker_actors == [None, None]  # type: ignore
+    assert not any(Path("/dev/shm", name).exists() for name in segments)
+    assert ray_cluster.users() == 0 and ray.is_initialized() and ray.get(ray.put(7)) == 7
+
+
+@pytest.mark.usefixtures("ray_cluster")
+def test_shm_transport_turns_away_a_local_client_without_the_key(new_manager: MakeManager) -> None:
+    import os
+    import signal
+    import socket
+
+    manager = new_manager("ray-shm", [CARTPOLE] * 2, envs_per_worker=1, max_retry=1)
+    manager.seed(0)
+    manager.launch()
+    address = manager.local_address  # type: ignore[attr-defined]
+    assert address.startswith("\0ding-ray-shm-")
+    with open("/proc/net/unix") as table:  # the listener and one connection per actor
+        assert sum(line.rstrip().endswith(" @" + address[1:]) for line in table) == 1 + 2
+    intruder = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    intruder.connect(address)  # waits in the backlog until the manager next takes connections
+    intruder.sendall(len(b"let me in").to_bytes(4, "big") + b"let me in")
+    os.kill(manager.worker_pids[0], signal.SIGKILL)  # type: ignore[attr-defined]
+    timesteps = manager.step({0: 1, 1: 0})  # actor 0's restart takes connections: the intruder's comes first
+    assert timesteps[0].info["abnormal"] and not timesteps[1].done
+    intruder.settimeout(10.0)
+    received = b""
+    while chunk := intruder.recv(4096):
+        received += chunk
+    intruder.close()
+    assert b"#CHALLENGE#" in received and received.endswith(b"#FAILURE#")  # challenged, refused, disconnected
+    steps = [manager.step({0: 1, 1: 0}) for _ in range(3)]
+    assert [s[1].obs.shape for s in steps] == [(4,)] * 3 and not any(s[0].info.get("abnormal") for s in steps)
