@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import importlib.util
 import json
 import os
 import select
@@ -48,6 +49,11 @@ FAULT_MANAGERS: dict[str, tuple[dict[str, Any], bool]] = {
     "ding zmq over ipc, 2 envs/worker": ({"type": "zmq", "envs_per_worker": 2}, False),
 }
 """Managers under fault tests: config, and whether they are driven through ``step_batch``."""
+if importlib.util.find_spec("ray") is not None:  # Ray restarts the actor: its restart is in the time counted
+    FAULT_MANAGERS["ding ray (shm transport), 2 envs/actor"] = (
+        {"type": "ray", "transport": "shm", "envs_per_worker": 2},
+        False,
+    )
 
 
 @dataclasses.dataclass
@@ -68,6 +74,10 @@ def _manager(cfg: dict[str, Any], hang_env0: bool) -> SyncSubprocessEnvManager:
         if hang_env0 and env_id == 0:
             env_cfg["hang_at_step"] = HANG_AT_STEP
         fns.append(partial(SyntheticEnv, cfg=env_cfg))
+    if cfg["type"] == "ray":
+        from bench.contenders import start_local_ray
+
+        start_local_ray()
     manager = create_env_manager({**cfg, "step_timeout": STEP_TIMEOUT, "reset_timeout": 10.0}, fns)
     assert isinstance(manager, SyncSubprocessEnvManager)
     manager.seed(0)
