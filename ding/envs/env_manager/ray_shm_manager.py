@@ -229,7 +229,7 @@ class RayShmEnvManager(SyncSubprocessEnvManager):
         return self._arrived.pop(w)
 
     def _node_resources(self) -> dict[str, float]:
-        node = next((n for n in self._ray.nodes() if n.get("NodeID") == self._node_id), {})
+        node: dict[str, Any] = next((n for n in self._ray.nodes() if n.get("NodeID") == self._node_id), {})
         return dict(node.get("Resources", {}))
 
     def _accept(self, timeout: float) -> None:
