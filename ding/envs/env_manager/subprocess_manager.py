@@ -109,6 +109,12 @@ def _release(workers: list[WorkerHandle | None], buffers: list[SharedBuffers]) -
         shared.close()
 
 
+def _death(handle: WorkerHandle) -> str:
+    """A dead worker, with its exit code when known (a Ray actor's process is not the manager's child)."""
+    code = handle.process.exitcode
+    return f"{handle.describe()} died" + (f" (exit code {code})" if code is not None else "")
+
+
 def _failure_error(failure: EnvFailure) -> EnvStepError:
     return EnvStepError(failure.env_id, failure.operation, failure.exc_type, failure.message, failure.traceback_text)
 
@@ -309,8 +315,7 @@ class SyncSubprocessEnvManager(BaseEnvManager):
                         raise EOFError
                 except (EOFError, OSError):
                     handle.process.join(0.5)
-                    code = handle.process.exitcode
-                    results[w] = WorkerFault(w, WorkerDiedError(f"{handle.describe()} died (exit code {code})"))
+                    results[w] = WorkerFault(w, WorkerDiedError(_death(handle)))
                 waiting = {k: v for k, v in waiting.items() if v != w}
         if spin:
             self._spin.observe(time.perf_counter() - started)
@@ -323,7 +328,7 @@ class SyncSubprocessEnvManager(BaseEnvManager):
             handle.conn.send_bytes(message)
         except OSError:
             handle.process.join(0.5)
-            return WorkerFault(w, WorkerDiedError(f"{handle.describe()} died (exit code {handle.process.exitcode})"))
+            return WorkerFault(w, WorkerDiedError(_death(handle)))
         return None
 
     def _request(self, w: int, command: Command, timeout: float | None = None) -> Any:

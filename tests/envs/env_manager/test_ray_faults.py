@@ -213,6 +213,7 @@ def test_transport_actor_killed_mid_batch_renews_its_envs_and_others_keep_their_
         for env_id in (0, 1):
             assert timesteps[env_id].done and timesteps[env_id].info["abnormal"] is True
             assert re.search(LOST[transport], timesteps[env_id].info["error"])
+            assert "exit code None" not in timesteps[env_id].info["error"]
         for env_id in (2, 3):
             assert not timesteps[env_id].done and timesteps[env_id].obs[0] == 2
         new = manager.worker_pids[0]  # type: ignore[attr-defined]
