@@ -3,7 +3,8 @@
 # classic control rendering, MuJoCo and dm_control, Box2D, the CARLA client), Ray, torch and tensorboard, and the
 # test tools. torch and mujoco come through constraints.txt so they resolve to the builds this project is tested with.
 # Headless MuJoCo rendering uses EGL (MUJOCO_GL=egl); when EGL cannot render here, OSMesa is installed from apt
-# (as root) and used instead: scripts/mujoco_gl.sh prints the backend that works.
+# (as root) and used instead: scripts/mujoco_gl.sh prints the backend that works. As root, the `ip` command
+# (iproute2) is installed from apt when missing: the zmq test across two network namespaces needs it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${PYTHON:-python3}
@@ -14,3 +15,7 @@ fi
 .venv/bin/python -m pip install --quiet --constraint constraints.txt \
   --editable ".[atari,classic_control,mujoco,box2d,carla,ray,torch,test]"
 ./scripts/mujoco_gl.sh > /dev/null
+if [ "$(id -u)" = 0 ] && ! command -v ip > /dev/null && command -v apt-get > /dev/null; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get install -y -qq iproute2 > /dev/null || { apt-get update -qq && apt-get install -y -qq iproute2 > /dev/null; }
+fi

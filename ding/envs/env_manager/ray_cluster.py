@@ -9,6 +9,8 @@ calls ``ray.shutdown()``, which stops a local Ray it started and disconnects fro
 
 from __future__ import annotations
 
+import contextlib
+import sys
 import threading
 from collections.abc import Mapping
 from typing import Any
@@ -78,3 +80,52 @@ def release() -> None:
 def users() -> int:
     """How many managers use a Ray connection that ding opened."""
     return _users
+
+
+def kill_actors(actors: list[Any]) -> None:
+    """Kill Ray actors for good (None entries are skipped); nothing happens once this process left Ray.
+
+    Also the last-resort cleanup of a manager collected without ``close``, so it imports nothing.
+    """
+    ray = sys.modules.get("ray")
+    if ray is None or not ray.is_initialized():
+        return
+    for actor in actors:
+        if actor is not None:
+            with contextlib.suppress(Exception):
+                ray.kill(actor, no_restart=True)
+
+
+class ActorWatch:
+    """While waiting for a restarted actor's worker: is Ray bringing the actor back, or has it given it up?
+
+    :meth:`gave_up` pings the actor (one call in flight at a time, none once it answered) without blocking.
+    """
+
+    def __init__(self, ray: Any, actor: Any) -> None:
+        self._ray = ray
+        self._actor = actor
+        self._ping: Any = None
+        self._alive = False
+
+    def gave_up(self) -> str | None:
+        """Why Ray will not bring the actor back, or None (running, restarting, or no answer yet).
+
+        Errors other than the actor's death (an actor Ray cannot schedule, say) propagate.
+        """
+        ray = self._ray
+        if self._alive:
+            return None
+        if self._ping is None:
+            self._ping = self._actor.ping.remote()
+        if not ray.wait([self._ping], timeout=0)[0]:
+            return None
+        ping, self._ping = self._ping, None
+        try:
+            ray.get(ping)
+            self._alive = True  # running: its worker is on the way
+        except ray.exceptions.ActorUnavailableError:
+            pass  # restarting: ask again
+        except ray.exceptions.RayActorError as err:
+            return str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        return None

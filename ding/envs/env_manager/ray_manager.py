@@ -21,7 +21,6 @@ import contextlib
 import dataclasses
 import numbers
 import pickle
-import sys
 import time
 import weakref
 from collections.abc import Mapping, Sequence
@@ -121,13 +120,7 @@ def _pid_running(pid: int) -> bool:
 
 def _kill_actors(actors: list[RayActor | None]) -> None:
     """Last-resort cleanup of a manager that was never closed: kill its actors."""
-    ray = sys.modules.get("ray")
-    if ray is None or not ray.is_initialized():
-        return
-    for handle in actors:
-        if handle is not None:
-            with contextlib.suppress(Exception):
-                ray.kill(handle.actor, no_restart=True)
+    ray_cluster.kill_actors([handle.actor if handle is not None else None for handle in actors])
 
 
 class RayEnvManager(SyncSubprocessEnvManager):
@@ -254,10 +247,7 @@ class RayEnvManager(SyncSubprocessEnvManager):
                         self._ray.kill(handle.actor, no_restart=True)
                 self._await_exit(handles)
             self._actors[:] = [None] * len(self._actors)
-            if self._buffers is not None:
-                self._buffers.close()
-                self._buffers = None
-                self._owned_buffers.clear()
+            self._free_buffers()
         finally:
             if self._connected:
                 self._connected = False

@@ -90,16 +90,6 @@ class ActorHandle(WorkerHandle):
         return f"actor {self.index} (pid {self.process.pid}, envs {self.env_ids})"
 
 
-def _kill_actors(ray: Any, actors: list[Any]) -> None:
-    """Last-resort cleanup of a manager that was never closed: kill its actors for good."""
-    if not ray.is_initialized():
-        return
-    for actor in actors:
-        if actor is not None:
-            with contextlib.suppress(Exception):
-                ray.kill(actor, no_restart=True)
-
-
 def _set_timeouts(sock: socket.socket, seconds: float) -> None:
     """Kernel-level receive and send timeouts (0: none), which also bound ``os.read`` on the descriptor."""
     value = struct.pack("ll", int(seconds), int((seconds % 1) * 1e6))
@@ -134,7 +124,7 @@ class RayShmEnvManager(SyncSubprocessEnvManager):
         self._arrived: dict[int, tuple[Connection, int]] = {}  # connected actors not yet given their envs
         self._node_id = ""
         self._connected = False
-        weakref.finalize(self, _kill_actors, self._ray, self._actors)
+        weakref.finalize(self, ray_cluster.kill_actors, self._actors)
 
     @property
     def local_address(self) -> str | None:
@@ -191,8 +181,7 @@ class RayShmEnvManager(SyncSubprocessEnvManager):
         ray = self._ray
         timeout = float(self._cfg.reset_timeout or 60.0)
         deadline = time.monotonic() + timeout
-        ping: Any = None
-        alive = False
+        watch = ray_cluster.ActorWatch(ray, self._actors[w])
         last_death = ""
         while w not in self._arrived:
             remaining = deadline - time.monotonic()
@@ -207,24 +196,18 @@ class RayShmEnvManager(SyncSubprocessEnvManager):
                     f"this node? It asks for {resource_request(self._cfg) or 'no resources'}, the cluster has "
                     f"{ray.cluster_resources()}"
                 )
-            if ping is None and not alive:
-                ping = self._actors[w].ping.remote()
-            if ping is not None and ray.wait([ping], timeout=0)[0]:
-                try:
-                    ray.get(ping)
-                    alive = True  # running: its connection is on the way
-                except ray.exceptions.ActorUnavailableError:
-                    pass  # restarting: ask again
-                except ray.exceptions.RayActorError as err:  # Ray will not bring it back: start a new actor
-                    last_death = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-                    self._actors[w] = self._new_actor(w)
-                except ray.exceptions.ActorUnschedulableError:
-                    raise EnvManagerError(
-                        f"actor {w} (envs {self._groups[w]}) cannot be placed on this node, where transport 'shm' "
-                        f"keeps its actors: it asks for {resource_request(self._cfg) or 'no resources'}, this node "
-                        f"has {self._node_resources()}"
-                    ) from None
-                ping = None
+            try:
+                death = watch.gave_up()
+            except ray.exceptions.ActorUnschedulableError:
+                raise EnvManagerError(
+                    f"actor {w} (envs {self._groups[w]}) cannot be placed on this node, where transport 'shm' "
+                    f"keeps its actors: it asks for {resource_request(self._cfg) or 'no resources'}, this node "
+                    f"has {self._node_resources()}"
+                ) from None
+            if death is not None:  # Ray will not bring it back: start a new actor
+                last_death = death
+                self._actors[w] = self._new_actor(w)
+                watch = ray_cluster.ActorWatch(ray, self._actors[w])
             self._accept(min(_POLL, remaining))
         return self._arrived.pop(w)
 
@@ -291,8 +274,7 @@ class RayShmEnvManager(SyncSubprocessEnvManager):
                         conn.recv_bytes()  # a late reply: the end of the connection follows
                     except (EOFError, OSError):  # the worker closed its envs and its connection
                         open_conns.pop(conn)
-            if self._ray.is_initialized():
-                _kill_actors(self._ray, self._actors)
+            ray_cluster.kill_actors(self._actors)
             exit_deadline = time.monotonic() + EXIT_WAIT
             for handle in handles:
                 process = handle.process
@@ -308,10 +290,7 @@ class RayShmEnvManager(SyncSubprocessEnvManager):
             if self._listener is not None:
                 self._listener.close()
                 self._listener = None
-            if self._buffers is not None:
-                self._buffers.close()
-                self._buffers = None
-                self._owned_buffers.clear()
+            self._free_buffers()
         finally:
             if self._connected:
                 self._connected = False

@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
-import sys
 import time
 import weakref
 from collections.abc import Mapping, Sequence
@@ -41,16 +40,6 @@ from ding.envs.env_manager.zmq_keys import WorkerKeys, ephemeral_keys
 from ding.envs.env_manager.zmq_manager import ZmqEnvManager, check_link_config
 from ding.envs.env_manager.zmq_socket import local_ipc_address
 from ding.errors import ConfigError, WorkerDiedError, WorkerTimeoutError
-
-
-def _kill_actors(actors: list[Any]) -> None:
-    """Last-resort cleanup of a manager that was never closed: kill its actors."""
-    ray = sys.modules.get("ray")
-    if ray is None or not ray.is_initialized():
-        return
-    for actor in actors:
-        with contextlib.suppress(Exception):
-            ray.kill(actor, no_restart=True)
 
 
 class RayZmqEnvManager(ZmqEnvManager):
@@ -76,7 +65,7 @@ class RayZmqEnvManager(ZmqEnvManager):
         self._keys: WorkerKeys | None = None
         self._retired: set[bytes] = set()  # workers replaced after a fault: never given envs again
         self._connected = False
-        weakref.finalize(self, _kill_actors, self._actors)
+        weakref.finalize(self, ray_cluster.kill_actors, self._actors)
 
     def _configure(self) -> None:
         check_ray_config(self._cfg)
@@ -165,11 +154,9 @@ class RayZmqEnvManager(ZmqEnvManager):
 
     def _choose_worker(self, w: int, hub: Hub) -> bytes:
         """Actor ``w``'s worker: registered already, registering after Ray's restart, or a replacement actor."""
-        ray = self._ray
         timeout = float(self._cfg.reset_timeout or 60.0)
         deadline = time.monotonic() + timeout
-        ping: Any = None
-        alive = False
+        watch = ray_cluster.ActorWatch(self._ray, self._actors[w])
         while (identity := self._idle_worker_of(w, hub)) is None:
             if time.monotonic() >= deadline:
                 self.close()
@@ -177,17 +164,9 @@ class RayZmqEnvManager(ZmqEnvManager):
                     f"actor {w} (envs {self._groups[w]}) has no worker registered within {timeout} s after a "
                     f"fault (max_restarts={self._cfg.max_restarts})"
                 )
-            if ping is None and not alive:
-                ping = self._actors[w].ping.remote()
-            if ping is not None and ray.wait([ping], timeout=0)[0]:
-                try:
-                    ray.get(ping)
-                    alive = True  # restarted: its worker registers shortly
-                except ray.exceptions.ActorUnavailableError:
-                    pass  # restarting: ask again
-                except ray.exceptions.RayActorError:  # Ray will not bring it back: start a new actor
-                    self._actors[w] = self._new_actor(w, hub)
-                ping = None
+            if watch.gave_up() is not None:  # Ray will not bring it back: start a new actor
+                self._actors[w] = self._new_actor(w, hub)
+                watch = ray_cluster.ActorWatch(self._ray, self._actors[w])
             hub.wait_idle(0.02)
         return identity
 

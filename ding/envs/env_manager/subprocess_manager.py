@@ -250,6 +250,10 @@ class SyncSubprocessEnvManager(BaseEnvManager):
             if handle is not None:
                 handle.process.join(max(0.0, deadline - time.monotonic()))
                 self._kill_worker(w)
+        self._free_buffers()
+
+    def _free_buffers(self) -> None:
+        """Unmap this batch's shared memory and remove its segments (views callers kept stay readable)."""
         if self._buffers is not None:
             self._buffers.close()
             self._buffers = None
