@@ -35,6 +35,10 @@ class EnvSpecError(DingError, ValueError):
     """An environment's spaces cannot be determined from its config."""
 
 
+class SpacesNotDeclaredError(EnvSpecError):
+    """An env class does not state its spaces ahead of time; they are known only by building it (probing)."""
+
+
 def did_you_mean(name: str, known: Iterable[str]) -> str:
     """Return ``" Did you mean 'x'?"`` for the closest known name, or ``""``.
 

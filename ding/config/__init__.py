@@ -7,7 +7,7 @@
 
 from ding.config.compiler import compile_config
 from ding.config.loader import read_config
-from ding.config.merge import deep_merge_dicts
 from ding.config.writer import save_config
+from ding.utils.merge import deep_merge_dicts
 
 __all__ = ["compile_config", "deep_merge_dicts", "read_config", "save_config"]

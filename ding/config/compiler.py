@@ -9,7 +9,6 @@ from typing import Any
 
 from easydict import EasyDict
 
-from ding.config.merge import deep_merge_dicts
 from ding.config.sections import TOP_LEVEL_KEYS, ComponentName, check_top_level, resolve_components
 from ding.config.shapes import SHAPE_KEYS, fill_model_shapes
 from ding.envs.base_env import BaseEnv
@@ -19,6 +18,7 @@ from ding.envs.registry import ENV_REGISTRY, env_class
 from ding.envs.spaces import EnvSpaces
 from ding.errors import ConfigError, DingError, EnvSpecError, UnknownNameError, unknown_name_message
 from ding.policy.registry import POLICY_REGISTRY
+from ding.utils.merge import deep_merge_dicts
 
 DEFAULT_EXP_NAME = "default_experiment"
 DEFAULT_SEED = 0

@@ -14,6 +14,8 @@ from gymnasium import spaces
 from ding.envs.env_wrappers import WrapperChain, trace_spaces
 from ding.envs.spaces import EnvSpaces, float32_space
 from ding.envs.timestep import BaseEnvTimestep
+from ding.errors import SpacesNotDeclaredError
+from ding.utils.merge import deep_merge_dicts
 
 COMMON_ENV_CONFIG: dict[str, Any] = {
     "type": None,
@@ -29,30 +31,25 @@ COMMON_ENV_CONFIG: dict[str, Any] = {
 """Keys every env config accepts; each env class adds its own in its ``config``."""
 
 
-def deep_update(base: dict[str, Any], other: Mapping[str, Any]) -> dict[str, Any]:
-    """Recursively merge ``other`` into a copy of ``base`` (no key checking; see ``ding.config`` for strict merges)."""
-    out = copy.deepcopy(base)
-    for key, value in other.items():
-        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
-            out[key] = deep_update(dict(out[key]), value)
-        else:
-            out[key] = copy.deepcopy(value)
-    return out
-
-
 class BaseEnv(ABC):
     """An RL environment whose spaces are known from its config alone.
 
     Subclasses declare ``config`` (their default keys), ``raw_spaces(cfg)`` (the simulator's own
     spaces, stated without building it) and optionally ``wrapper_chain(cfg)``; the spaces an
-    instance exposes are ``spaces_from_config(cfg)``, available before ``reset``.
+    instance exposes are ``spaces_from_config(cfg)``, available before ``reset``. A config passed
+    to the constructor is merged strictly into ``default_config()``: an unknown key raises
+    :class:`~ding.errors.ConfigError` with the known keys and a close match.
+
+    A subclass written DI-engine's way, without ``raw_spaces`` and with the spaces as properties
+    set in ``__init__`` or first known after ``reset``, works too: its spaces are *probed* by
+    building one instance (see :mod:`ding.envs.probe`), so they are known only at that cost.
     """
 
     config: ClassVar[dict[str, Any]] = {}
 
     def __init__(self, cfg: Mapping[str, Any] | None = None) -> None:
-        self._cfg = EasyDict(deep_update(type(self).default_config(), cfg or {}))
-        self._spaces = self._compute_spaces()
+        self._cfg = type(self).merge_config(cfg)
+        self._spaces: EnvSpaces | None = self._compute_spaces()
         self._seed: int | None = None
         self._dynamic_seed = True
         self._seed_rng = np.random.default_rng()
@@ -62,15 +59,32 @@ class BaseEnv(ABC):
     @classmethod
     def default_config(cls) -> EasyDict:
         """The env's full default config: the common keys merged with the class's own ``config``."""
-        merged: dict[str, Any] = {}
+        merged: dict[str, Any] = dict(COMMON_ENV_CONFIG)
         for klass in reversed(cls.__mro__):
-            merged = deep_update(merged, klass.__dict__.get("config", {}))
-        return EasyDict(deep_update(COMMON_ENV_CONFIG, merged))
+            merged = deep_merge_dicts(merged, klass.__dict__.get("config", {}))
+        return EasyDict(merged)
 
     @classmethod
-    @abstractmethod
+    def merge_config(cls, cfg: Mapping[str, Any] | None) -> EasyDict:
+        """``cfg`` merged strictly into :meth:`default_config` (unknown keys raise, naming the env class)."""
+        return EasyDict(deep_merge_dicts(cls.default_config(), cfg or {}, strict=True, path="env"))
+
+    @classmethod
+    def declares_spaces(cls) -> bool:
+        """True when the class states its spaces without being built (it defines ``raw_spaces``)."""
+        return cls.raw_spaces.__func__ is not BaseEnv.raw_spaces.__func__  # type: ignore[attr-defined]
+
+    @classmethod
     def raw_spaces(cls, cfg: Mapping[str, Any]) -> EnvSpaces:
-        """The simulator's own spaces, before any wrapper, stated without constructing it."""
+        """The simulator's own spaces, before any wrapper, stated without constructing it.
+
+        Not declaring them is allowed (DI-engine's style); the spaces are then probed by building
+        one instance, and this raises :class:`~ding.errors.SpacesNotDeclaredError`.
+        """
+        raise SpacesNotDeclaredError(
+            f"{cls.__name__} does not declare raw_spaces(cfg); its spaces are known only by building one instance "
+            "(ding.envs.probe.probe_spaces). Declare raw_spaces to know them ahead of time."
+        )
 
     @classmethod
     def wrapper_chain(cls, cfg: Mapping[str, Any]) -> WrapperChain:
@@ -80,7 +94,7 @@ class BaseEnv(ABC):
     @classmethod
     def spec_trace(cls, cfg: Mapping[str, Any]) -> list[tuple[str, EnvSpaces]]:
         """Spaces after each step: the raw env, each wrapper, then ding's conventions (float32 obs and rewards)."""
-        full = EasyDict(deep_update(cls.default_config(), cfg))
+        full = cls.merge_config(cfg)
         return cls.trace_from(cls.raw_spaces(full), full)
 
     @classmethod
@@ -98,21 +112,32 @@ class BaseEnv(ABC):
         """The spaces an instance made with ``cfg`` exposes, computed without constructing it."""
         return cls.spec_trace(cfg)[-1][1]
 
-    def _compute_spaces(self) -> EnvSpaces:
-        """The instance's spaces; by default those its config declares."""
+    def _compute_spaces(self) -> EnvSpaces | None:
+        """The instance's spaces; by default those its config declares (None when it declares none)."""
+        if not type(self).declares_spaces():
+            return None
         return type(self).spaces_from_config(self._cfg)
+
+    def _declared(self) -> EnvSpaces:
+        spaces_ = getattr(self, "_spaces", None)
+        if spaces_ is None:
+            raise SpacesNotDeclaredError(
+                f"{type(self).__name__} declares no raw_spaces and does not override observation_space, "
+                "action_space and reward_space; do one or the other"
+            )
+        return spaces_
 
     @property
     def observation_space(self) -> spaces.Space[Any]:
-        return self._spaces.observation
+        return self._declared().observation
 
     @property
     def action_space(self) -> spaces.Space[Any]:
-        return self._spaces.action
+        return self._declared().action
 
     @property
     def reward_space(self) -> spaces.Space[Any]:
-        return self._spaces.reward
+        return self._declared().reward
 
     # ----- the env interface ---------------------------------------------------------------------
     @abstractmethod
@@ -154,8 +179,13 @@ class BaseEnv(ABC):
         raise NotImplementedError(f"{type(self).__name__} does not render")
 
     def random_action(self) -> Any:
-        """A random action from the action space (seeded by :meth:`seed`)."""
-        return self.action_space.sample()
+        """A random action from the action space (seeded by :meth:`seed`), in DI-engine's form.
+
+        A ``Discrete`` action comes as an int64 array of shape ``(1,)`` (as DI-engine's envs give
+        it); Box, MultiDiscrete and MultiBinary actions as arrays; Dict and Tuple actions nest
+        these forms, with ``Discrete`` leaves as int64 arrays of shape ``()``.
+        """
+        return as_action_array(self.action_space.sample(), self.action_space, top=True)
 
     def enable_save_replay(self, replay_path: str) -> None:
         """Save a video of each following episode into the directory ``replay_path``."""
@@ -180,6 +210,22 @@ class BaseEnv(ABC):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def as_action_array(sample: Any, space: spaces.Space[Any], *, top: bool = False) -> Any:
+    """A sample of ``space`` as arrays: DI-engine's form of a random action (see :meth:`BaseEnv.random_action`).
+
+    >>> as_action_array(1, spaces.Discrete(3), top=True)
+    array([1])
+    """
+    if isinstance(space, spaces.Dict):
+        return {key: as_action_array(sample[key], sub) for key, sub in space.spaces.items()}
+    if isinstance(space, spaces.Tuple):
+        return tuple(as_action_array(part, sub) for part, sub in zip(sample, space.spaces, strict=True))
+    if isinstance(space, spaces.Discrete):
+        value = np.asarray(sample, dtype=np.int64)
+        return value.reshape(1) if top else value.reshape(())
+    return np.asarray(sample)
 
 
 def _copies(cfg: Mapping[str, Any], count_key: str, *, is_train: bool) -> list[EasyDict]:

@@ -66,8 +66,10 @@ def check_value_in_space(value: Any, space: spaces.Space[Any], what: str) -> str
                 return reason
         return None
     arr = np.asarray(value)
-    if isinstance(space, spaces.Discrete):
-        return None if space.contains(int(arr)) else f"{what}: {value!r} is not in {space}"
+    if isinstance(space, spaces.Discrete):  # an int, or a one-element integer array (DI-engine's form)
+        if arr.size != 1 or arr.dtype.kind not in "iu" or not space.contains(int(arr.reshape(()))):
+            return f"{what}: {value!r} is not in {space}"
+        return None
     if arr.shape != space.shape:
         return f"{what}: shape {arr.shape}, declared {space.shape}"
     if arr.dtype != space.dtype:

@@ -121,7 +121,7 @@ class DingEnvWrapper(BaseEnv):
             items.append("eval_episode_return")
         return items
 
-    def _compute_spaces(self) -> EnvSpaces:
+    def _compute_spaces(self) -> EnvSpaces | None:
         if self._given_env is not None:
             given = self._given_env
             raw = EnvSpaces(given.observation_space, given.action_space, reward_space_of(given))

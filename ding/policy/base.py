@@ -21,9 +21,9 @@ from typing import Any, ClassVar
 
 from easydict import EasyDict
 
-from ding.config.merge import deep_merge_dicts
 from ding.config.shapes import SHAPE_KEYS
 from ding.errors import ConfigError
+from ding.utils.merge import deep_merge_dicts
 
 NAME_KEYS = ("type", "import_names")
 

@@ -148,7 +148,7 @@ class BaseEnvManager:
     manager_type = "base"
 
     def __init__(self, env_fn: Sequence[EnvFn], cfg: Mapping[str, Any] | None = None) -> None:
-        from ding.config import deep_merge_dicts
+        from ding.utils.merge import deep_merge_dicts
 
         defaults = manager_default_config(self.manager_type)
         user = {k: v for k, v in dict(cfg or {}).items() if not (k == "type" and v == self.manager_type)}
