@@ -71,6 +71,13 @@ class EnvManagerError(DingError, RuntimeError):
         return f"{type(self).__name__}: {self}"
 
 
+class ManagerStateError(EnvManagerError, AssertionError):
+    """A manager used in a state that does not allow the call: closed, or not launched yet.
+
+    It is also an ``AssertionError``, which is what DI-engine's managers raise for the same misuse.
+    """
+
+
 class EnvStepError(EnvManagerError):
     """An env raised in ``reset`` or ``step``; carries the env id and the original traceback text."""
 
@@ -93,5 +100,5 @@ class WorkerDiedError(EnvManagerError):
     """A worker process exited or was killed while it held envs."""
 
 
-class WorkerTimeoutError(EnvManagerError):
+class WorkerTimeoutError(EnvManagerError, TimeoutError):
     """A worker did not answer within its step or reset timeout."""
