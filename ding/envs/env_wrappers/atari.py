@@ -380,8 +380,10 @@ class TerminalOnLifeLossWrapper(DingWrapper):
 # ---------------------------------------------------------------------------------------------
 
 
-def _ram_shape(obs_shape: Shape) -> tuple[int, int, int]:
+def _ram_shape(obs_shape: Shape, render: bool) -> tuple[int, int, int]:
     """``(n,)`` → ``(n, 1, 1)``; an image shape → ``(128, 1, 1)`` (the ALE RAM)."""
+    if not isinstance(render, bool):
+        raise ConfigError(f"ram render must be a bool; got {render!r}")
     if is_flat_shape(obs_shape) and len(obs_shape) == 1:  # type: ignore[arg-type]
         return (int(obs_shape[0]), 1, 1)  # type: ignore[index]
     if is_flat_shape(obs_shape) and len(obs_shape) in (2, 3):  # type: ignore[arg-type]
@@ -399,6 +401,8 @@ class RamWrapper(DingObservationWrapper):
     A 1-D observation (e.g. an ALE env made with ``obs_type="ram"``) is reshaped and keeps its
     bounds (0..255 for the RAM); for any other observation the RAM is read from
     ``env.unwrapped.ale.getRAM()`` with bounds 0..255, which needs an ALE env.
+    ``render`` (a bool) is accepted for DI-engine's signature ``RamWrapper(env, render=False)``
+    and, as there, does nothing: rendering is the env's ``render_mode``.
 
     Example:
         >>> from gymnasium.spaces import Box, Discrete
@@ -406,9 +410,9 @@ class RamWrapper(DingObservationWrapper):
         Box(0.0, 255.0, (128, 1, 1), float32)
     """
 
-    def __init__(self, env: gym.Env[Any, Any]) -> None:
+    def __init__(self, env: gym.Env[Any, Any], render: bool = False) -> None:
         super().__init__(env)
-        self._declare_spaces()
+        self._declare_spaces(render=render)
         self._shape: tuple[int, ...] = self.observation_space.shape  # type: ignore[assignment]
         self._ale: Any = None
         if len(env.observation_space.shape or ()) != 1:
@@ -423,16 +427,16 @@ class RamWrapper(DingObservationWrapper):
             self._ale = ale
 
     @staticmethod
-    def new_shape(obs_shape: Shape, act_shape: Shape, rew_shape: Shape) -> ShapeTriple:
-        return _ram_shape(obs_shape), act_shape, rew_shape
+    def new_shape(obs_shape: Shape, act_shape: Shape, rew_shape: Shape, render: bool = False) -> ShapeTriple:
+        return _ram_shape(obs_shape, render), act_shape, rew_shape
 
     @staticmethod
     def new_space(
-        obs_space: spaces.Space[Any], act_space: spaces.Space[Any], rew_space: spaces.Space[Any]
+        obs_space: spaces.Space[Any], act_space: spaces.Space[Any], rew_space: spaces.Space[Any], render: bool = False
     ) -> SpaceTriple:
         if not isinstance(obs_space, spaces.Box):
             raise TypeError(f"ram needs a Box observation (a RAM vector or an ALE image); got {obs_space}")
-        shape = _ram_shape(obs_space.shape)
+        shape = _ram_shape(obs_space.shape, render)
         if len(obs_space.shape) == 1:
             low = obs_space.low.astype(np.float32).reshape(shape)
             high = obs_space.high.astype(np.float32).reshape(shape)

@@ -10,18 +10,19 @@ therefore one piece of code.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import gymnasium as gym
 from gymnasium import spaces
 
 from ding.envs.spaces import Shape, reward_space_of, space_to_shape
-from ding.errors import ShapeRuleError
+from ding.errors import ConfigError, ShapeRuleError
 from ding.utils.registry import Registry
 
 SpaceTriple = tuple[spaces.Space[Any], spaces.Space[Any], spaces.Space[Any]]
 ShapeTriple = tuple[Shape, Shape, Shape]
+W = TypeVar("W", bound="DingWrapper")
 
 
 class DingWrapper(gym.Wrapper[Any, Any, Any, Any]):
@@ -32,6 +33,9 @@ class DingWrapper(gym.Wrapper[Any, Any, Any, Any]):
     """
 
     registered_name: ClassVar[str] = ""
+    #: Other names accepted for keyword arguments (alias -> argument), e.g. DI-engine's spelling. Configs
+    #: and chains rename an alias to its argument; ``__init__`` takes the alias as a keyword too.
+    argument_aliases: ClassVar[Mapping[str, str]] = {}
 
     def __init__(self, env: gym.Env[Any, Any]) -> None:
         super().__init__(env)
@@ -82,11 +86,16 @@ def _check_wrapper_class(name: str, cls: type) -> None:
     cls.registered_name = name  # type: ignore[attr-defined]
 
 
-WRAPPER_REGISTRY: Registry[type[DingWrapper]] = Registry("wrapper", validator=_check_wrapper_class)
+WRAPPER_REGISTRY: Registry[type[DingWrapper]] = Registry(
+    "wrapper", validator=_check_wrapper_class, alias_kind="class names"
+)
 
 
-def register_wrapper(name: str):  # type: ignore[no-untyped-def]
+def register_wrapper(name: str) -> Callable[[type[W]], type[W]]:
     """Class decorator registering a wrapper under ``name`` (its config ``type``).
+
+    The class name becomes an alias of ``name`` (so configs may name the wrapper by class, as
+    DI-engine does) unless that class name already stands for another wrapper, which keeps it.
 
     Example:
         >>> @register_wrapper('doc_identity')
@@ -94,10 +103,42 @@ def register_wrapper(name: str):  # type: ignore[no-untyped-def]
         ...     @staticmethod
         ...     def new_shape(obs_shape, act_shape, rew_shape):
         ...         return obs_shape, act_shape, rew_shape
-        >>> WRAPPER_REGISTRY.get('doc_identity') is DocIdentity
+        >>> WRAPPER_REGISTRY.get('doc_identity') is WRAPPER_REGISTRY.get('DocIdentity') is DocIdentity
         True
     """
-    return WRAPPER_REGISTRY.register(name)
+
+    def decorate(cls: type[W]) -> type[W]:
+        WRAPPER_REGISTRY.register(name)(cls)
+        if WRAPPER_REGISTRY.is_free(cls.__name__):
+            WRAPPER_REGISTRY.add_alias(cls.__name__, name)
+        return cls
+
+    return decorate
+
+
+def wrapper_alias(alias: str, cls: type[W]) -> type[W]:
+    """Make ``alias`` another config name of the registered wrapper class ``cls``; returns ``cls``.
+
+    Bind the result under the same name, so the Python name and the config name are one statement:
+    ``WarpFrame = wrapper_alias("WarpFrame", WarpFrameWrapper)``.
+    """
+    if not cls.registered_name:
+        raise TypeError(f"{cls.__name__} is not a registered wrapper, so {alias!r} cannot stand for it")
+    WRAPPER_REGISTRY.add_alias(alias, cls.registered_name)
+    return cls
+
+
+def aliased_argument(wrapper: str, name: str, value: Any, alias: str, alias_value: Any) -> Any:
+    """The value of argument ``name`` when it may also be given as keyword ``alias`` (None: not given).
+
+    >>> aliased_argument('time_limit', 'max_episode_steps', None, 'max_limit', 300)
+    300
+    """
+    if alias_value is None:
+        return value
+    if value is not None:
+        raise ConfigError(f"{wrapper} got both {name}={value!r} and its alias {alias}={alias_value!r}; give one")
+    return alias_value
 
 
 class DingObservationWrapper(DingWrapper):

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
 
-from ding.envs.env_wrappers.base import DingWrapper, ShapeTriple, register_wrapper
+from ding.envs.env_wrappers.base import DingWrapper, ShapeTriple, aliased_argument, register_wrapper
 from ding.envs.spaces import Shape
 from ding.errors import ConfigError
 
@@ -90,7 +91,9 @@ class TimeLimitWrapper(DingWrapper):
 
     At the limit the step returns ``truncated=True`` (``terminated`` as the env gave it) and sets
     ``info['TimeLimit.truncated']`` to ``not terminated``, the flag DI-engine reads to decide whether to
-    bootstrap. ``max_episode_steps=None`` takes the limit from ``env.spec.max_episode_steps``.
+    bootstrap. Every step also reports DI-engine's ``info['time_limit']`` (the limit was reached) and
+    ``info['time_count']`` (steps so far). ``max_episode_steps=None`` takes the limit from
+    ``env.spec.max_episode_steps``; DI-engine's name ``max_limit`` is accepted for it.
 
     Example:
         >>> from gymnasium.envs.classic_control import PendulumEnv
@@ -100,8 +103,15 @@ class TimeLimitWrapper(DingWrapper):
         [(False, False), (False, False), (False, True)]
     """
 
-    def __init__(self, env: gym.Env[Any, Any], max_episode_steps: int | None = None) -> None:
+    argument_aliases: ClassVar[Mapping[str, str]] = {"max_limit": "max_episode_steps"}
+
+    def __init__(
+        self, env: gym.Env[Any, Any], max_episode_steps: int | None = None, *, max_limit: int | None = None
+    ) -> None:
         super().__init__(env)
+        max_episode_steps = aliased_argument(
+            "time_limit", "max_episode_steps", max_episode_steps, "max_limit", max_limit
+        )
         self._declare_spaces(max_episode_steps=max_episode_steps)
         self.max_episode_steps = _limit_from_spec("time_limit", "max_episode_steps", max_episode_steps, env)
         self._elapsed = 0
@@ -125,9 +135,11 @@ class TimeLimitWrapper(DingWrapper):
     def step(self, action: Any) -> StepResult:
         obs, reward, terminated, truncated, info = self.env.step(action)
         self._elapsed += 1
-        if self._elapsed >= self.max_episode_steps:
+        reached = self._elapsed >= self.max_episode_steps
+        info = {**info, "time_limit": reached, "time_count": self._elapsed}
+        if reached:
             truncated = True
-            info = {**info, "TimeLimit.truncated": not terminated}
+            info["TimeLimit.truncated"] = not terminated
         return obs, reward, terminated, truncated, info
 
 

@@ -36,7 +36,10 @@ ClipRange = Sequence[float] | None
 class RunningMeanStd:
     """Mean and variance of every sample seen so far, updated batch by batch (parallel Welford), in float64.
 
-    Before the first update the mean is 0 and the variance 1.
+    DI-engine's class, with its signature ``RunningMeanStd(epsilon=1e-4, shape=())`` and its ``std``:
+    ``sqrt(var) + epsilon``. Before the first update the mean is 0 and the variance 1; after updates
+    ``mean`` and ``var`` are exactly NumPy's over every sample seen (DI-engine starts its count at
+    ``epsilon`` instead, a negligible prior).
 
     Example:
         >>> rms = RunningMeanStd(shape=(2,))
@@ -44,13 +47,20 @@ class RunningMeanStd:
         >>> rms.update(np.array([[5.0, 10.0]]))
         >>> rms.mean, rms.var, rms.count
         (array([ 3., 10.]), array([2.66666667, 0.        ]), 3)
+        >>> rms.std
+        array([1.63309316e+00, 1.00000000e-04])
     """
 
-    def __init__(self, shape: tuple[int, ...] = (), epsilon: float = 1e-8) -> None:
+    def __init__(self, epsilon: float = 1e-4, shape: tuple[int, ...] = ()) -> None:
         _check_epsilon("RunningMeanStd", epsilon)
         self.shape = tuple(int(d) for d in shape)
         self.epsilon = float(epsilon)
         self.reset()
+
+    @staticmethod
+    def new_shape(obs_shape: Shape, act_shape: Shape, rew_shape: Shape) -> ShapeTriple:
+        """Shapes unchanged: DI-engine documents this rule on the class, which is not a wrapper."""
+        return obs_shape, act_shape, rew_shape
 
     def reset(self) -> None:
         """Forget every sample."""
@@ -88,8 +98,8 @@ class RunningMeanStd:
 
     @property
     def std(self) -> Array64:
-        """``sqrt(var + epsilon)``."""
-        return np.sqrt(self._var + self.epsilon)
+        """``sqrt(var) + epsilon``."""
+        return np.sqrt(self._var) + self.epsilon
 
     @property
     def count(self) -> int:
@@ -191,7 +201,7 @@ class ObsNormWrapper(DingObservationWrapper):
         self,
         env: gym.Env[Any, Any],
         clip_range: ClipRange = (-5.0, 5.0),
-        epsilon: float = 1e-8,
+        epsilon: float = 1e-4,
         warmup: int = 30,
         update: bool = True,
         fields: Fields = None,
@@ -207,7 +217,7 @@ class ObsNormWrapper(DingObservationWrapper):
         self._steps: list[tuple[list[str] | None, Callable[[Any], Array32]]] = []
         obs_shape = space_to_shape(self.env.observation_space)
         for path in _field_paths(fields):
-            rms = RunningMeanStd(_field_shape("obs_norm", obs_shape, path, fields), epsilon)
+            rms = RunningMeanStd(epsilon, _field_shape("obs_norm", obs_shape, path, fields))
             self.obs_rms["" if path is None else path[0]] = rms
             self._steps.append((path, partial(self._normalize, rms=rms)))
 
@@ -217,7 +227,7 @@ class ObsNormWrapper(DingObservationWrapper):
         act_shape: Shape,
         rew_shape: Shape,
         clip_range: ClipRange = (-5.0, 5.0),
-        epsilon: float = 1e-8,
+        epsilon: float = 1e-4,
         warmup: int = 30,
         update: bool = True,
         fields: Fields = None,
@@ -230,7 +240,7 @@ class ObsNormWrapper(DingObservationWrapper):
         act_space: spaces.Space[Any],
         rew_space: spaces.Space[Any],
         clip_range: ClipRange = (-5.0, 5.0),
-        epsilon: float = 1e-8,
+        epsilon: float = 1e-4,
         warmup: int = 30,
         update: bool = True,
         fields: Fields = None,
@@ -379,14 +389,14 @@ class RewardNormWrapper(DingRewardWrapper):
     """
 
     def __init__(
-        self, env: gym.Env[Any, Any], reward_discount: float = 0.99, epsilon: float = 1e-8, warmup: int = 30
+        self, env: gym.Env[Any, Any], reward_discount: float = 0.99, epsilon: float = 1e-4, warmup: int = 30
     ) -> None:
         super().__init__(env)
         self._declare_spaces(reward_discount=reward_discount, epsilon=epsilon, warmup=warmup)
         self.reward_discount = float(reward_discount)
         self.warmup = int(warmup)
         shape = reward_box("reward_norm", self.reward_space).shape
-        self.return_rms = RunningMeanStd(shape, epsilon)
+        self.return_rms = RunningMeanStd(epsilon, shape)
         self._return: Array64 = np.zeros(shape, dtype=np.float64)
         self._scalar = shape == (1,)
 
@@ -396,7 +406,7 @@ class RewardNormWrapper(DingRewardWrapper):
         act_shape: Shape,
         rew_shape: Shape,
         reward_discount: float = 0.99,
-        epsilon: float = 1e-8,
+        epsilon: float = 1e-4,
         warmup: int = 30,
     ) -> ShapeTriple:
         return obs_shape, act_shape, _reward_norm_rule(rew_shape, reward_discount, epsilon, warmup)
@@ -407,7 +417,7 @@ class RewardNormWrapper(DingRewardWrapper):
         act_space: spaces.Space[Any],
         rew_space: spaces.Space[Any],
         reward_discount: float = 0.99,
-        epsilon: float = 1e-8,
+        epsilon: float = 1e-4,
         warmup: int = 30,
     ) -> SpaceTriple:
         box = reward_box("reward_norm", rew_space)

@@ -10,7 +10,7 @@ from typing import Any
 
 from ding.errors import UnknownNameError, unknown_name_message
 
-PRESETS = ("default", "atari_default", "mujoco_default")
+PRESETS = ("default", "atari_default", "mujoco_default", "gym_hybrid_default")
 
 
 def preset_chain(name: str, *, train: bool = True) -> list[Any]:
@@ -36,4 +36,6 @@ def preset_chain(name: str, *, train: bool = True) -> list[Any]:
         return chain
     if name == "mujoco_default":
         return ["eval_episode_return", "normalized_action"]
+    if name == "gym_hybrid_default":
+        return ["gym_hybrid_dict_action", "eval_episode_return"]
     raise UnknownNameError(unknown_name_message("wrapper preset", name, PRESETS))

@@ -94,9 +94,9 @@ class ClipRewardWrapper(DingRewardWrapper):
 
 def _delay_rule(rew_shape: Shape, delay_reward_step: int) -> tuple[int, ...]:
     if isinstance(delay_reward_step, bool) or not isinstance(delay_reward_step, (int, np.integer)):
-        raise ConfigError(f"delay_reward needs an integer delay_reward_step >= 1; got {delay_reward_step!r}")
-    if delay_reward_step < 1:
-        raise ConfigError(f"delay_reward needs delay_reward_step >= 1; got {delay_reward_step}")
+        raise ConfigError(f"delay_reward needs an integer delay_reward_step >= 0; got {delay_reward_step!r}")
+    if delay_reward_step < 0:
+        raise ConfigError(f"delay_reward needs delay_reward_step >= 0; got {delay_reward_step}")
     return check_reward_shape("delay_reward", rew_shape)
 
 
@@ -105,7 +105,8 @@ class DelayRewardWrapper(DingWrapper):
     """Hold rewards back and release their sum every ``delay_reward_step`` steps and at episode end; 0 in between.
 
     The count restarts at every reset. The reward shape is kept; with a delay of more than one step
-    the bounds widen to cover a sum of that many rewards and the zeros in between.
+    the bounds widen to cover a sum of that many rewards and the zeros in between. A delay of 0
+    (DI-engine's default) releases every reward at once, as 1 does.
 
     Example:
         >>> rew = spaces.Box(-1.0, 2.0, (1,), np.float32)
@@ -135,7 +136,7 @@ class DelayRewardWrapper(DingWrapper):
     ) -> SpaceTriple:
         box = reward_box("delay_reward", rew_space)
         shape = _delay_rule(box.shape, delay_reward_step)
-        if delay_reward_step == 1:
+        if delay_reward_step <= 1:
             return obs_space, act_space, rew_space
         low = np.minimum(0.0, box.low.astype(np.float64) * delay_reward_step).astype(np.float32)
         high = np.maximum(0.0, box.high.astype(np.float64) * delay_reward_step).astype(np.float32)

@@ -15,7 +15,7 @@ from typing import Any
 import gymnasium as gym
 from gymnasium import spaces
 
-from ding.envs.env_wrappers.base import WRAPPER_REGISTRY, DingWrapper, ShapeTriple
+from ding.envs.env_wrappers.base import WRAPPER_REGISTRY, DingWrapper, ShapeTriple, aliased_argument
 from ding.envs.env_wrappers.presets import PRESETS, preset_chain
 from ding.envs.spaces import DEFAULT_REWARD_SPACE, EnvSpaces, Shape
 from ding.errors import ConfigError, DingError, ShapeRuleError, did_you_mean
@@ -41,14 +41,22 @@ class WrapperStep:
 
 
 def wrapper_parameters(cls: type[DingWrapper]) -> dict[str, inspect.Parameter]:
-    """The keyword parameters of a wrapper's ``__init__`` (everything after ``env``)."""
+    """The keyword parameters of a wrapper's ``__init__`` (everything after ``env``), argument aliases left out."""
     params = list(inspect.signature(cls.__init__).parameters.values())[2:]
-    return {p.name: p for p in params if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+    skip = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    return {p.name: p for p in params if p.kind not in skip and p.name not in cls.argument_aliases}
 
 
 def bind_wrapper_kwargs(name: str, cls: type[DingWrapper], kwargs: Mapping[str, Any]) -> dict[str, Any]:
-    """Check ``kwargs`` against the wrapper's ``__init__`` and return them with defaults filled in."""
+    """Check ``kwargs`` against the wrapper's ``__init__`` and return them with defaults filled in.
+
+    An argument alias (:attr:`DingWrapper.argument_aliases`) is renamed to its argument.
+    """
     params = wrapper_parameters(cls)
+    kwargs = dict(kwargs)
+    for alias, argument in cls.argument_aliases.items():
+        if alias in kwargs:
+            kwargs[argument] = aliased_argument(name, argument, kwargs.get(argument), alias, kwargs.pop(alias))
     for key in kwargs:
         if key not in params:
             raise ConfigError(
@@ -87,8 +95,13 @@ def _split_item(item: WrapperItem) -> tuple[str, Mapping[str, Any]]:
 def resolve_wrappers(chain: WrapperChain, *, train: bool = True) -> list[WrapperStep]:
     """Turn a chain (preset name, or list of items) into checked :class:`WrapperStep` s.
 
+    Items may name a wrapper by its registered name or by an alias (its class name, or DI-engine's);
+    each step carries the registered name.
+
     >>> [str(s) for s in resolve_wrappers([('frame_stack', {'n_frames': 2})])]
     ['frame_stack(n_frames=2, fields=None)']
+    >>> [s.name for s in resolve_wrappers(['WarpFrame', ('FrameStackWrapper', {'n_frames': 2})])]
+    ['warp_frame', 'frame_stack']
     """
     if chain is None:
         return []
@@ -100,7 +113,8 @@ def resolve_wrappers(chain: WrapperChain, *, train: bool = True) -> list[Wrapper
         items = chain
     steps = []
     for item in items:
-        name, kwargs = _split_item(item)
+        given, kwargs = _split_item(item)
+        name = WRAPPER_REGISTRY.canonical(given)
         cls = WRAPPER_REGISTRY.get(name)
         steps.append(WrapperStep(name, cls, bind_wrapper_kwargs(name, cls, kwargs)))
     return steps

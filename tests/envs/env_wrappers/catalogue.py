@@ -121,6 +121,13 @@ CATALOGUE: dict[str, CatalogueEntry] = {
         ),
         "Dict observation {image: HWC, state: {pos, vel}}, Box(2,) actions",
     ),
+    "hybrid_action": CatalogueEntry(
+        lambda: CatalogueEnv(
+            spaces.Box(-1, 1, (10,), np.float32),
+            spaces.Tuple((spaces.Discrete(3), spaces.Box(np.float32([0.0, -1.0]), np.float32([1.0, 1.0])))),
+        ),
+        "flat vector, hybrid Tuple(Discrete(3), Box(2,)) actions as in gym-hybrid",
+    ),
     "vector_reward": CatalogueEntry(
         lambda: CatalogueEnv(
             spaces.Box(-10, 10, (4,), np.float32),

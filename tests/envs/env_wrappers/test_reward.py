@@ -144,10 +144,19 @@ def test_delay_reward_vector_rewards_and_bounds() -> None:
     assert out.reward == spaces.Box(0.0, 4.0, (1,), np.float32)  # zeros in between are inside the bounds
 
 
-@pytest.mark.parametrize("bad", [0, -2, 2.5, True])
+@pytest.mark.parametrize("bad", [-2, 2.5, True])
 def test_delay_reward_rejects_bad_steps(bad: Any) -> None:
-    with pytest.raises(ConfigError, match=rf"delay_reward needs .*delay_reward_step >= 1; got {bad}"):
+    with pytest.raises(ConfigError, match=rf"delay_reward needs .*delay_reward_step >= 0; got {bad}"):
         DelayRewardWrapper(CartPoleEnv(), delay_reward_step=bad)
+
+
+def test_delay_reward_step_zero_releases_every_reward_as_di_engine_default() -> None:
+    env = DelayRewardWrapper(CartPoleEnv())
+    zero = DelayRewardWrapper(CartPoleEnv(), 0)
+    assert reward_space_of(zero) == reward_space_of(env)
+    zero.reset(seed=0)
+    rewards = [zero.step(0)[1] for _ in range(3)]
+    assert rewards == [1.0, 1.0, 1.0]
 
 
 # --- scalar_reward ---------------------------------------------------------------------------------
