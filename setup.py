@@ -12,7 +12,7 @@ EXTRAS = {
     "carla": ["carla>=0.9.13"],
     "ray": ["ray>=2.9"],
     "torch": ["torch>=2.1", "tensorboard>=2.14"],
-    "test": ["pytest>=8", "ruff>=0.6", "mypy>=1.10"],
+    "test": ["pytest>=8", "ruff>=0.6", "mypy>=1.10", "hypothesis>=6.100"],
 }
 EXTRAS["dmc"] = EXTRAS["mujoco"]
 EXTRAS["all"] = sorted({req for name, reqs in EXTRAS.items() if name not in ("test", "carla", "ray") for req in reqs})
