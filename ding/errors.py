@@ -23,6 +23,13 @@ class ConfigError(DingError, ValueError):
     """A configuration holds an unknown key or a value that is not accepted."""
 
 
+class UnknownConfigKeyError(ConfigError, RuntimeError):
+    """A config merge met a key the defaults do not have.
+
+    It is also a ``RuntimeError``, which is what DI-engine's ``deep_update`` raises for the same case.
+    """
+
+
 class ShapeRuleError(DingError, ValueError):
     """A wrapper's shape rule cannot be applied to the shapes or spaces it was given."""
 
@@ -37,6 +44,14 @@ class EnvSpecError(DingError, ValueError):
 
 class SpacesNotDeclaredError(EnvSpecError):
     """An env class does not state its spaces ahead of time; they are known only by building it (probing)."""
+
+
+class SpacesNotKnownError(SpacesNotDeclaredError, AttributeError):
+    """An env's spaces were read before it knows them (a DI-engine-style env that sets them in ``reset``).
+
+    It is also an ``AttributeError``, so ``getattr(env, 'observation_space', None)`` and ``hasattr``
+    treat the space as not there yet, as for a DI-engine env that has not set the attribute.
+    """
 
 
 def did_you_mean(name: str, known: Iterable[str]) -> str:

@@ -4,36 +4,62 @@ from __future__ import annotations
 
 import copy
 import functools
+import os
+import pathlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from easydict import EasyDict
 
+from ding.config.experiment import DEFAULT_EXP_NAME, experiment_name, renewed_name
+from ding.config.keywords import resolve_call
 from ding.config.sections import TOP_LEVEL_KEYS, ComponentName, check_top_level, resolve_components
 from ding.config.shapes import SHAPE_KEYS, fill_model_shapes
+from ding.config.writer import save_config
 from ding.envs.base_env import BaseEnv
 from ding.envs.env_manager.config import manager_default_config
 from ding.envs.env_wrappers import resolve_wrappers
+from ding.envs.probe import spec_trace_of
 from ding.envs.registry import ENV_REGISTRY, env_class
 from ding.envs.spaces import EnvSpaces
 from ding.errors import ConfigError, DingError, EnvSpecError, UnknownNameError, unknown_name_message
+from ding.policy.builtin import with_builtin_import
 from ding.policy.registry import POLICY_REGISTRY
 from ding.utils.merge import deep_merge_dicts
 
-DEFAULT_EXP_NAME = "default_experiment"
 DEFAULT_SEED = 0
 NAME_KEYS = ("type", "import_names")
 
 
 def compile_config(
     main_config: Mapping[str, Any],
-    create_config: Mapping[str, Any] | None = None,
-    *,
+    create_config: Mapping[str, Any] | type | None = None,
+    policy: type | None = None,
+    learner: type | None = None,
+    collector: type | None = None,
+    evaluator: type | None = None,
+    buffer: type | None = None,
+    env: type | None = None,
+    reward_model: type | None = None,
+    world_model: type | None = None,
     seed: int | None = None,
+    auto: bool = False,
+    create_cfg: Mapping[str, Any] | None = None,
+    save_cfg: bool | None = None,
+    save_path: str | os.PathLike[str] = "total_config.py",
+    renew_dir: bool = True,
+    *,
+    env_manager: type | None = None,
     exp_name: str | None = None,
     require_policy: bool = True,
 ) -> EasyDict:
     """Merge the user's config into the declared defaults of its components and check it.
+
+    ding's call is ``compile_config(main_config, create_config, seed=..., exp_name=...)``;
+    DI-engine's, ``compile_config(cfg, env_manager, policy, ..., seed=0, auto=True, create_cfg=...)``,
+    works too: ``create_cfg`` is ``create_config``, and the other keywords are described in
+    :mod:`ding.config.keywords`. ``auto`` changes nothing: names always come from ``create_config``
+    (or from ``main_config``, where a compiled config records them).
 
     ``create_config`` names the components: ``env.type`` (with ``env.import_names``, the modules
     that register it), ``env_manager.type`` (default ``'base'``) and ``policy.type`` (with
@@ -43,14 +69,26 @@ def compile_config(
       defaults, merged strictly with ``main_config.env``: an unknown key, at any depth, is a
       :class:`~ding.errors.ConfigError` with the known keys and a close match. A list
       ``env_wrapper`` chain is checked step by step, so an unknown wrapper or argument fails here.
-    - ``policy`` is merged strictly into the registered policy's ``default_config()``. When
-      ``policy.type`` is not registered, ``require_policy=True`` raises
-      :class:`~ding.errors.UnknownNameError`; ``require_policy=False`` keeps the user's ``policy``
-      section as given, **without validating it** (for modes that only need the env).
+    - ``policy`` is merged strictly into the registered policy's ``default_config()`` (a built-in
+      policy's module is imported and added to ``policy.import_names``). When ``policy.type`` is
+      not registered, ``require_policy=True`` raises :class:`~ding.errors.UnknownNameError`;
+      ``require_policy=False`` keeps the user's ``policy`` section as given, **without validating
+      it** (for modes that only need the env).
     - ``policy.model.obs_shape`` and ``action_shape``, when missing or None, are filled from the
       spaces the env declares after its wrapper chain (``obs_shape=4`` for a 1-D observation; see
-      :mod:`ding.config.shapes`); a given shape that disagrees is a ``ConfigError``.
+      :mod:`ding.config.shapes`); a given shape that disagrees is a ``ConfigError``. An env class
+      that declares no spaces (DI-engine's style) is built once in a child process to read them
+      (:func:`ding.envs.probe.spec_trace_of`), and only when a shape is missing.
     - ``seed`` and ``exp_name`` override the config's (defaults: 0 and ``'default_experiment'``).
+      In DI-engine's form ``exp_name`` defaults to the experiment directory's name,
+      ``<exp_name>_seed<seed>`` (:func:`ding.config.experiment.experiment_name`).
+
+    ``save_cfg`` writes the compiled config into that directory: ``<exp_name>/<save_path>`` and
+    DI-engine's ``formatted_<save_path>``, both loadable with :func:`~ding.config.read_config` (see
+    :func:`~ding.config.save_config`). When the directory exists, ``renew_dir`` picks a new one,
+    ``<exp_name>_<yymmdd_HHMMSS>``, and ``exp_name`` names it. ``save_cfg=None`` (the default)
+    means True in DI-engine's form (``create_cfg``, ``auto=True`` or any DI-engine-only keyword
+    given) and False in ding's, so ding's own callers never write files by surprise.
 
     The result holds exactly ``exp_name``, ``seed``, ``env`` and ``policy``. Every name from
     ``create_config`` is recorded in it (``env.type``, ``env.import_names``, ``env.manager.type``,
@@ -67,7 +105,37 @@ def compile_config(
         >>> cfg = compile_config(main, create, seed=3, require_policy=False)
         >>> cfg.policy.model.obs_shape, cfg.policy.model.action_shape, cfg.env.manager.type, cfg.seed
         (4, 2, 'base', 3)
+        >>> compile_config(main, seed=3, auto=True, create_cfg=create, save_cfg=False).exp_name
+        'default_experiment_seed3'
     """
+    workers = {"learner": learner, "collector": collector, "evaluator": evaluator, "buffer": buffer}
+    workers.update(reward_model=reward_model, world_model=world_model)
+    classes = {"env": env, "env_manager": env_manager, "policy": policy}
+    call = resolve_call(create_config, create_cfg, classes, workers)
+    for flag, value in (("auto", auto), ("renew_dir", renew_dir)):
+        if not isinstance(value, bool):
+            raise ConfigError(f"{flag} must be a bool, got {type(value).__name__} {value!r}")
+    if save_cfg is not None and not isinstance(save_cfg, bool):
+        raise ConfigError(f"save_cfg must be a bool or None, got {type(save_cfg).__name__} {save_cfg!r}")
+    di_engine_form = call.di_engine_form or auto
+    if di_engine_form and exp_name is None and isinstance(main_config, Mapping):
+        run_seed = _seed(seed if seed is not None else main_config.get("seed"))
+        exp_name = experiment_name(main_config.get("exp_name"), run_seed)
+    cfg = _compile(main_config, call.create_config, seed, exp_name, require_policy)
+    if di_engine_form if save_cfg is None else save_cfg:
+        if renew_dir:
+            cfg.exp_name = renewed_name(cfg.exp_name)
+        save_config(cfg, pathlib.Path(cfg.exp_name, save_path), save_formatted=True)
+    return cfg
+
+
+def _compile(
+    main_config: Mapping[str, Any],
+    create_config: Mapping[str, Any] | None,
+    seed: int | None,
+    exp_name: str | None,
+    require_policy: bool,
+) -> EasyDict:
     if not isinstance(main_config, Mapping):
         raise ConfigError(f"main_config must be a dict, got {type(main_config).__name__} {main_config!r}")
     check_top_level(main_config)
@@ -151,12 +219,11 @@ def _resolve_step(where: str, resolve: Callable[[], object]) -> None:
 
 
 def _compile_policy(user_policy: Mapping[str, Any], policy: ComponentName, require_policy: bool) -> dict[str, Any]:
+    imports = with_builtin_import(policy.type, policy.import_names) if require_policy else list(policy.import_names)
     try:
-        POLICY_REGISTRY.import_names(policy.import_names)
+        POLICY_REGISTRY.import_names(imports)
     except ImportError as err:
-        raise ConfigError(
-            f"policy.import_names {list(policy.import_names)}: cannot import {err.name!r}: {err}"
-        ) from err
+        raise ConfigError(f"policy.import_names {imports}: cannot import {err.name!r}: {err}") from err
     user = _without_names(user_policy)
     if policy.type is not None and policy.type in POLICY_REGISTRY:
         body = deep_merge_dicts(_policy_defaults(policy.type), user, strict=True, path="policy")
@@ -168,7 +235,7 @@ def _compile_policy(user_policy: Mapping[str, Any], policy: ComponentName, requi
         raise UnknownNameError(unknown_name_message("policy", policy.type, POLICY_REGISTRY.names()) + hint)
     else:
         body = user
-    return {"type": policy.type, "import_names": list(policy.import_names), **_without_names(body)}
+    return {"type": policy.type, "import_names": imports, **_without_names(body)}
 
 
 def _policy_defaults(policy_type: str) -> dict[str, Any]:
@@ -185,12 +252,21 @@ def _policy_defaults(policy_type: str) -> dict[str, Any]:
 
 
 def _env_spaces(env_cls: type[BaseEnv], env_cfg: Mapping[str, Any], policy_cfg: Mapping[str, Any]) -> EnvSpaces | None:
-    """The env's declared spaces; None when they cannot be known but the model's shapes are all given."""
+    """The env's spaces: declared, or probed when it declares none; None when not known but not needed.
+
+    They are not needed when the model's shapes are all given; an env that would have to be built
+    to know them is then not built (its shapes are not checked).
+    """
+    model = policy_cfg.get("model")
+    shapes_given = isinstance(model, Mapping) and all(model.get(key) is not None for key in SHAPE_KEYS)
+    if shapes_given and not env_cls.declares_spaces():
+        return None
     try:
-        return env_cls.spaces_from_config(env_cfg)
+        if env_cls.declares_spaces():
+            return env_cls.spaces_from_config(env_cfg)
+        return spec_trace_of(env_cls, env_cfg)[-1][1]
     except EnvSpecError as err:
-        model = policy_cfg.get("model")
-        if isinstance(model, Mapping) and all(model.get(key) is not None for key in SHAPE_KEYS):
+        if shapes_given:
             return None
         raise ConfigError(f"cannot fill policy.model shapes from env {env_cfg['type']!r}: {err}") from err
 

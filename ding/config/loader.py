@@ -1,4 +1,4 @@
-"""``read_config``: load ``main_config`` and ``create_config`` from a Python config file."""
+"""``read_config`` and DI-engine's ``read_config_directly`` / ``read_config_with_system``: load Python config files."""
 
 from __future__ import annotations
 
@@ -37,21 +37,66 @@ def read_config(path: str | os.PathLike[str]) -> tuple[EasyDict, EasyDict]:
         >>> main_config.env.stop_value, create_config
         (195, {})
     """
-    file = pathlib.Path(os.fspath(path)).expanduser().resolve()
+    main_config, create_config = _read_names(path, CONFIG_NAMES)
+    return main_config, create_config
+
+
+def read_config_with_system(path: str | os.PathLike[str]) -> tuple[EasyDict, EasyDict, EasyDict]:
+    """Like :func:`read_config`, for DI-engine's files that also define ``system_config``.
+
+    ding has no parallel mode that would use ``system_config``; it is returned as read.
+    """
+    main_config, create_config, system_config = _read_names(path, (*CONFIG_NAMES, "system_config"))
+    return main_config, create_config, system_config
+
+
+def read_config_directly(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Run the config file at ``path`` (as :func:`read_config` does) and return copies of all its data names.
+
+    Every top-level name that does not start with ``_`` and holds data (not a module, class or
+    function) is returned; dicts as ``EasyDict``. A file :func:`~ding.config.save_config` wrote in
+    DI-engine's form has ``exp_config`` here.
+
+    Example:
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     file = pathlib.Path(tmp, 'c.py')
+        ...     _ = file.write_text("import math\\nexp_config = dict(lr=0.1)\\nsteps = int(1e3)\\n_hidden = 1\\n")
+        ...     read_config_directly(file)
+        {'exp_config': {'lr': 0.1}, 'steps': 1000}
+    """
+    file = _resolved(path)
     namespace = _run_config_file(file)
-    missing = [name for name in CONFIG_NAMES if name not in namespace]
+    return {
+        name: _copied(value)
+        for name, value in namespace.items()
+        if not name.startswith("_") and not isinstance(value, (types.ModuleType, type)) and not callable(value)
+    }
+
+
+def _resolved(path: str | os.PathLike[str]) -> pathlib.Path:
+    return pathlib.Path(os.fspath(path)).expanduser().resolve()
+
+
+def _copied(value: Any) -> Any:
+    return EasyDict(copy.deepcopy(dict(value))) if isinstance(value, Mapping) else copy.deepcopy(value)
+
+
+def _read_names(path: str | os.PathLike[str], names: tuple[str, ...]) -> list[EasyDict]:
+    file = _resolved(path)
+    namespace = _run_config_file(file)
+    missing = [name for name in names if name not in namespace]
     if missing:
         raise ConfigError(
-            f"config file {file} defines no {' and no '.join(missing)}; a config file must define both "
-            f"{' and '.join(CONFIG_NAMES)}"
+            f"config file {file} defines no {' and no '.join(missing)}; a config file must define {' and '.join(names)}"
         )
     loaded = []
-    for name in CONFIG_NAMES:
+    for name in names:
         value = namespace[name]
         if not isinstance(value, Mapping):
             raise ConfigError(f"{name} in config file {file} must be a dict, got {type(value).__name__}")
-        loaded.append(EasyDict(copy.deepcopy(dict(value))))
-    return loaded[0], loaded[1]
+        loaded.append(_copied(value))
+    return loaded
 
 
 def _run_config_file(file: pathlib.Path) -> dict[str, Any]:

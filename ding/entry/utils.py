@@ -6,24 +6,21 @@ import contextlib
 import copy
 import functools
 import os
-import random
-import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-import numpy as np
 import torch
 from easydict import EasyDict
 
 from ding.config import compile_config, read_config
-from ding.config.compiler import DEFAULT_EXP_NAME
+from ding.config.experiment import experiment_name as experiment_name
+from ding.config.sections import component_names
 from ding.envs import get_vec_env_setting
 from ding.envs.env_manager import BaseEnvManager, create_env_manager
 from ding.errors import ConfigError
-from ding.policy.builtin import with_builtin_import
 from ding.policy.registry import POLICY_REGISTRY
+from ding.utils import set_pkg_seed as set_pkg_seed
 
-SEED_SUFFIX = re.compile(r"_seed\d+$")
 InputConfig = tuple[Mapping[str, Any], Mapping[str, Any]] | list[Any] | str | os.PathLike[str]
 
 
@@ -44,49 +41,21 @@ def load_input_config(input_cfg: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     )
 
 
-def experiment_name(config_exp_name: Any, seed: int) -> str:
-    """``<name>_seed<seed>``, where a ``_seed<N>`` suffix the config's name already has is replaced.
-
-    >>> experiment_name('cartpole_dqn_seed0', 3), experiment_name('pong', 0), experiment_name(None, 1)
-    ('cartpole_dqn_seed3', 'pong_seed0', 'default_experiment_seed1')
-    """
-    base = config_exp_name if isinstance(config_exp_name, str) and config_exp_name else DEFAULT_EXP_NAME
-    return f"{SEED_SUFFIX.sub('', base)}_seed{seed}"
-
-
 def compile_for_run(
     main: Mapping[str, Any], create: Mapping[str, Any], seed: int | None, exp_name: str | None
 ) -> tuple[EasyDict, dict[str, Any]]:
     """The compiled config of a run, and the ``create_config`` that names its components.
 
-    ``seed`` None takes the config's own (default 0). A built-in policy's module is added to
-    ``policy.import_names``, so the policy is registered and the compiled config records where it
-    comes from.
+    ``seed`` None takes the config's own (default 0). ``compile_config`` adds a built-in policy's
+    module to ``policy.import_names``, so the compiled config records where the policy comes from.
     """
     if seed is None:
         seed = main.get("seed", 0) if main.get("seed") is not None else 0
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise ConfigError(f"seed must be an int, got {type(seed).__name__} {seed!r}")
-    named = copy.deepcopy(dict(create))
-    policy_create = named.get("policy") or {}
-    if isinstance(policy_create, Mapping):
-        policy_type = policy_create.get("type")
-        main_policy = main.get("policy")
-        if policy_type is None and isinstance(main_policy, Mapping):
-            policy_type = main_policy.get("type")
-        imports = policy_create.get("import_names")
-        if imports is None or isinstance(imports, (list, tuple)):
-            with_module = with_builtin_import(policy_type, imports)
-            if with_module != list(imports or []):
-                named["policy"] = {**policy_create, "import_names": with_module}
     name = exp_name if exp_name is not None else experiment_name(main.get("exp_name"), seed)
-    cfg = compile_config(main, named, seed=seed, exp_name=name)
-    names = {
-        "env": {"type": cfg.env.type, "import_names": list(cfg.env.import_names)},
-        "env_manager": {"type": cfg.env.manager.type},
-        "policy": {"type": cfg.policy.type, "import_names": list(cfg.policy.import_names)},
-    }
-    return cfg, names
+    cfg = compile_config(main, create, seed=seed, exp_name=name, save_cfg=False)
+    return cfg, component_names(cfg)
 
 
 @contextlib.contextmanager
@@ -103,13 +72,6 @@ def torch_thread_count(threads: int | None) -> Iterator[None]:
         yield
     finally:
         torch.set_num_threads(previous)
-
-
-def set_pkg_seed(seed: int) -> None:
-    """Seed Python's, numpy's and torch's global generators."""
-    random.seed(seed)
-    np.random.seed(seed % 2**32)
-    torch.manual_seed(seed)
 
 
 def create_policy(cfg: EasyDict, seed: int, model: Any = None) -> Any:

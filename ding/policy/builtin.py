@@ -8,6 +8,8 @@ then records it and stands alone).
 from __future__ import annotations
 
 BUILTIN_POLICY_MODULES: dict[str, str] = {
+    "a2c": "ding.policy.a2c",
+    "c51": "ding.policy.c51",
     "dqn": "ding.policy.dqn",
     "ppo": "ding.policy.ppo",
     "sac": "ding.policy.sac",

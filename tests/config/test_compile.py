@@ -13,6 +13,7 @@ from gymnasium import spaces
 
 from ding.config import compile_config, read_config, save_config
 from ding.config.shapes import model_shape, same_shape
+from ding.envs.env_manager.config import manager_default_config
 from ding.errors import ConfigError, UnknownNameError
 from ding.policy import POLICY_REGISTRY
 
@@ -91,7 +92,11 @@ def test_cartpole_env_section_has_env_defaults_names_and_merged_manager_defaults
     assert cfg.env.max_episode_steps == 200 and cfg.env.stop_value == 195 and cfg.env.is_train is True
     manager = cfg.env.manager
     assert manager.type == "base" and manager.shared_memory is False
-    assert manager.auto_reset is True and manager.max_retry == 1 and manager.episode_num == math.inf
+    defaults = manager_default_config("base")
+    assert manager.auto_reset is True and manager.episode_num == math.inf
+    assert {key: manager[key] for key in defaults if key != "shared_memory"} == {
+        key: value for key, value in defaults.items() if key != "shared_memory"
+    }
 
 
 def test_the_manager_defaults_follow_the_manager_type() -> None:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from easydict import EasyDict
 
-from ding.config import read_config, save_config
+from ding.config import read_config, read_config_directly, read_config_with_system, save_config
 from ding.errors import ConfigError
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -153,7 +153,10 @@ def test_a_file_with_a_syntax_error_is_a_config_error(tmp_path: pathlib.Path) ->
 
 
 def test_a_file_lacking_the_names_is_a_config_error_naming_what_is_missing(tmp_path: pathlib.Path) -> None:
-    with pytest.raises(ConfigError, match=r"my_config\.py defines no create_config; a config file must define both"):
+    with pytest.raises(
+        ConfigError,
+        match=r"my_config\.py defines no create_config; a config file must define main_config and create_config",
+    ):
         read_config(write(tmp_path, "main_config = dict()\n"))
     with pytest.raises(ConfigError, match=r"defines no main_config and no create_config"):
         read_config(write(tmp_path, "cartpole_dqn_config = dict()\n"))
@@ -162,3 +165,64 @@ def test_a_file_lacking_the_names_is_a_config_error_naming_what_is_missing(tmp_p
 def test_config_names_must_hold_dicts(tmp_path: pathlib.Path) -> None:
     with pytest.raises(ConfigError, match=r"main_config in config file .*my_config\.py must be a dict, got list"):
         read_config(write(tmp_path, "main_config = [1]\ncreate_config = dict()\n"))
+
+
+# ----- DI-engine's call forms ----------------------------------------------------------------------
+def test_di_engine_save_config_writes_exp_config_and_both_readers_load_it_back_equal(tmp_path: pathlib.Path) -> None:
+    config = EasyDict(awkward_config())
+    file = save_config(config, str(tmp_path / "total_config.py"))
+    names = read_config_directly(file)
+    assert set(names) == {"exp_config", "main_config", "create_config"}
+    assert names["exp_config"] == config and type(names["exp_config"].env.shape) is tuple
+    assert read_config(file) == (config, {})
+    assert "exp_config = dict(" in file.read_text() and not (tmp_path / "formatted_total_config.py").exists()
+
+
+def test_di_engine_save_config_names_the_components_a_compiled_config_records(tmp_path: pathlib.Path) -> None:
+    config = {"env": {"type": "cartpole", "import_names": ["m"], "manager": {"type": "base"}}, "policy": {"x": 1}}
+    file = save_config(config, tmp_path / "c.py", type_="py", save_formatted=True)
+    names = {"env": {"type": "cartpole", "import_names": ["m"]}, "env_manager": {"type": "base"}}
+    assert read_config(file) == (config, names)
+    formatted = tmp_path / "formatted_c.py"
+    assert read_config(formatted) == (config, names)
+    assert set(read_config_directly(formatted)) == {"main_config", "create_config"}
+    save_config(config, tmp_path / "d.py", "py", True)  # DI-engine's positional form
+    assert (tmp_path / "formatted_d.py").is_file()
+
+
+def test_save_config_forms_are_told_apart_by_the_second_argument(tmp_path: pathlib.Path) -> None:
+    ding_file = save_config({"a": 1}, {"env": {"type": "x"}}, tmp_path / "ding.py")
+    assert "exp_config" not in ding_file.read_text() and read_config(ding_file) == ({"a": 1}, {"env": {"type": "x"}})
+    keyword_file = save_config(main_config={"a": 1}, create_config={}, path=tmp_path / "kw.py")
+    assert read_config(keyword_file) == ({"a": 1}, {})
+    with pytest.raises(TypeError, match=r"save_config takes \(main_config, create_config, path\) or \(config_, path"):
+        save_config({"a": 1}, {})
+    with pytest.raises(TypeError, match=r"save_config takes .*unexpected keyword argument 'save_formatted'"):
+        save_config({"a": 1}, {}, tmp_path / "x.py", save_formatted=True)
+
+
+def test_di_engine_yaml_output_is_refused(tmp_path: pathlib.Path) -> None:
+    with pytest.raises(ConfigError, match="type_ must be 'py', got 'yaml': ding writes configs as Python files only"):
+        save_config({"a": 1}, tmp_path / "c.yaml", type_="yaml")
+    assert not (tmp_path / "c.yaml").exists()
+
+
+def test_read_config_directly_returns_the_data_names_only(tmp_path: pathlib.Path) -> None:
+    file = write(
+        tmp_path,
+        "import math\nfrom easydict import EasyDict\n"
+        "def helper():\n    return 1\n"
+        "exp_config = EasyDict(dict(lr=0.1, env=dict(size=3)))\nsteps = int(1e3)\nname = 'x'\n_private = 1\n",
+    )
+    names = read_config_directly(file)
+    assert names == {"exp_config": {"lr": 0.1, "env": {"size": 3}}, "steps": 1000, "name": "x"}
+    assert isinstance(names["exp_config"], EasyDict)
+    with pytest.raises(ConfigError, match="does not exist"):
+        read_config_directly(tmp_path / "missing.py")
+
+
+def test_read_config_with_system_reads_the_third_config(tmp_path: pathlib.Path) -> None:
+    file = write(tmp_path, "main_config = {'a': 1}\ncreate_config = {}\nsystem_config = {'path_policy': 'p'}\n")
+    assert read_config_with_system(file) == ({"a": 1}, {}, {"path_policy": "p"})
+    with pytest.raises(ConfigError, match="defines no system_config; a config file must define main_config and"):
+        read_config_with_system(write(tmp_path, "main_config = {}\ncreate_config = {}\n", "two.py"))

@@ -1,0 +1,185 @@
+"""A2C: on-policy advantage actor-critic; each collected sample is learned from once (DI-engine's ``a2c``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import torch
+from torch import nn
+
+from ding.errors import ConfigError
+from ding.model.vac import ACTION_SPACES
+from ding.policy.base import check_number
+from ding.policy.ppo import PPOPolicy
+from ding.policy.registry import POLICY_REGISTRY
+
+
+def a2c_loss(
+    logp: torch.Tensor,
+    advantage: torch.Tensor,
+    value: torch.Tensor,
+    return_: torch.Tensor,
+    entropy: torch.Tensor,
+    value_weight: float,
+    entropy_weight: float,
+) -> dict[str, torch.Tensor]:
+    """A2C's losses of a batch: ``total = policy + value_weight * value - entropy_weight * entropy``.
+
+    ``policy`` is ``-mean(logp * A)`` (the policy gradient with advantages ``A``), ``value`` is
+    ``mean((return - value) ** 2)`` and ``entropy`` the mean entropy of the action distributions.
+
+    >>> out = a2c_loss(torch.log(torch.tensor([0.5])), torch.tensor([2.0]), torch.tensor([1.0]), torch.tensor([3.0]),
+    ...                torch.tensor([0.7]), 0.5, 0.01)
+    >>> [round(out[key].item(), 4) for key in ('policy_loss', 'value_loss', 'entropy_loss', 'total_loss')]
+    [1.3863, 4.0, 0.7, 3.3793]
+    """
+    policy_loss = -(logp * advantage).mean()
+    value_loss = (return_ - value).pow(2).mean()
+    entropy_loss = entropy.mean()
+    total = policy_loss + value_weight * value_loss - entropy_weight * entropy_loss
+    return {"total_loss": total, "policy_loss": policy_loss, "value_loss": value_loss, "entropy_loss": entropy_loss}
+
+
+@POLICY_REGISTRY.register("a2c")
+class A2CPolicy(PPOPolicy):
+    """Advantage actor-critic for discrete or continuous actions (DI-engine's ``a2c`` config keys).
+
+    Acting, the model (:class:`~ding.model.vac.VAC`) and the samples are PPO's: actions are drawn
+    from the current policy, a trajectory becomes samples when its episode ends or the on-policy
+    pipeline cuts it, and advantages are GAE (``collect.discount_factor``, ``collect.gae_lambda``),
+    bootstrapped with the critic's value unless the episode terminated (``learn.ignore_done``:
+    bootstrapped after real ends too). Learning differs: every collection is learned once
+    (``learn.update_per_collect`` is 1), in shuffled minibatches of ``learn.batch_size``, with the
+    plain policy-gradient loss (no ratio, no clipping; see :func:`a2c_loss`), advantages
+    normalized per minibatch when ``adv_norm``, Adam with ``betas`` and ``eps`` and the gradient
+    norm clipped to ``grad_norm`` (None: no clipping).
+
+    Example:
+        >>> import numpy as np
+        >>> policy = A2CPolicy({'model': {'obs_shape': 4, 'action_shape': 2}}, seed=0)
+        >>> out = policy.collect_mode.forward({0: np.zeros(4, np.float32)})
+        >>> out[0]['action'] in (0, 1), policy.learn_mode.update_per_collect
+        (True, 1)
+    """
+
+    config: ClassVar[dict[str, Any]] = {
+        "cuda": False,
+        "on_policy": True,
+        "priority": False,
+        "priority_IS_weight": False,
+        "action_space": "discrete",
+        "model": {
+            "encoder_hidden_size_list": [64, 64, 128],
+            "actor_head_hidden_size": 64,
+            "actor_head_layer_num": 1,
+            "critic_head_hidden_size": 64,
+            "critic_head_layer_num": 1,
+            "share_encoder": True,
+            "activation": "relu",
+            "sigma_init": 0.0,
+        },
+        "learn": {
+            "update_per_collect": 1,
+            "batch_size": 64,
+            "learning_rate": 0.001,
+            "betas": (0.9, 0.999),
+            "eps": 1e-8,
+            "grad_norm": 0.5,
+            "value_weight": 0.5,
+            "entropy_weight": 0.01,
+            "adv_norm": False,
+            "ignore_done": False,
+            "learner": {
+                "hook": {"log_show_after_iter": 100, "save_ckpt_after_iter": 10000, "save_ckpt_after_run": True},
+            },
+        },
+        "collect": {"n_sample": 80, "unroll_len": 1, "discount_factor": 0.9, "gae_lambda": 0.95},
+        "eval": {"evaluator": {"eval_freq": 1000}},
+    }
+
+    def __init__(self, cfg: Mapping[str, Any] | None = None, model: nn.Module | None = None, seed: int = 0) -> None:
+        super().__init__(cfg, model=model, seed=seed)
+        learn = self._cfg.learn
+        self._optimizer = torch.optim.Adam(
+            self._model.parameters(), lr=learn.learning_rate, betas=tuple(learn.betas), eps=learn.eps
+        )
+
+    def _check_config(self) -> None:
+        cfg = self._cfg
+        if not cfg.on_policy:
+            raise ConfigError("policy.on_policy: A2C learns on-policy; set on_policy=True")
+        if cfg.priority or cfg.priority_IS_weight:
+            raise ConfigError("policy.priority / priority_IS_weight: prioritized replay is not supported; set False")
+        if cfg.action_space not in ACTION_SPACES:
+            raise ConfigError(f"policy.action_space must be one of {list(ACTION_SPACES)}, got {cfg.action_space!r}")
+        learn, collect = cfg.learn, cfg.collect
+        if learn.update_per_collect != 1:
+            raise ConfigError(
+                f"policy.learn.update_per_collect must be 1 for A2C (each sample is learned once), got "
+                f"{learn.update_per_collect!r}; PPO learns several epochs per collection"
+            )
+        check_number(learn.batch_size, "policy.learn.batch_size", integer=True, low=1)
+        check_number(learn.learning_rate, "policy.learn.learning_rate", low=0.0, open_low=True)
+        betas = learn.betas
+        if not isinstance(betas, (list, tuple)) or len(betas) != 2:
+            raise ConfigError(f"policy.learn.betas must be a pair of numbers in [0, 1), got {betas!r}")
+        for index, beta in enumerate(betas):
+            check_number(beta, f"policy.learn.betas[{index}]", low=0.0)
+            if beta >= 1.0:
+                raise ConfigError(f"policy.learn.betas[{index}] must be < 1, got {beta!r}")
+        check_number(learn.eps, "policy.learn.eps", low=0.0, open_low=True)
+        if learn.grad_norm is not None:
+            check_number(learn.grad_norm, "policy.learn.grad_norm", low=0.0, open_low=True)
+        check_number(learn.value_weight, "policy.learn.value_weight", low=0.0)
+        check_number(learn.entropy_weight, "policy.learn.entropy_weight", low=0.0)
+        check_number(collect.n_sample, "policy.collect.n_sample", integer=True, low=1)
+        if collect.unroll_len != 1:
+            raise ConfigError(f"policy.collect.unroll_len must be 1 for A2C, got {collect.unroll_len!r}")
+        check_number(collect.discount_factor, "policy.collect.discount_factor", low=0.0, high=1.0, open_low=True)
+        check_number(collect.gae_lambda, "policy.collect.gae_lambda", low=0.0, high=1.0)
+
+    def _update_per_collect(self) -> int:
+        return int(self._cfg.learn.update_per_collect)
+
+    def _process_transition(self, obs: Any, output: Mapping[str, Any], timestep: Any) -> dict[str, Any]:
+        transition = super()._process_transition(obs, output, timestep)
+        if self._cfg.learn.ignore_done:
+            transition["done"] = False
+        return transition
+
+    def _forward_learn(self, batch: list[dict[str, Any]]) -> dict[str, float]:
+        if not batch:
+            raise ValueError("cannot learn from an empty batch")
+        learn = self._cfg.learn
+        data = self._collate(batch)
+        advantage = data["adv"]
+        if learn.adv_norm and len(batch) > 1:
+            advantage = (advantage - advantage.mean()) / (advantage.std() + 1e-8)
+        out = self._model(data["obs"])
+        dist = self._distribution(out["logit"])
+        losses = a2c_loss(
+            dist.log_prob(data["action"]),
+            advantage,
+            out["value"],
+            data["return"],
+            dist.entropy(),
+            float(learn.value_weight),
+            float(learn.entropy_weight),
+        )
+        self._optimizer.zero_grad()
+        losses["total_loss"].backward()
+        grad_norm = None
+        if learn.grad_norm is not None:
+            grad_norm = nn.utils.clip_grad_norm_(self._model.parameters(), float(learn.grad_norm))
+        self._optimizer.step()
+        self._learn_iter += 1
+        stats = {key: float(value.item()) for key, value in losses.items()}
+        if grad_norm is not None:
+            stats["grad_norm"] = float(grad_norm)
+        return {
+            "cur_lr": float(self._optimizer.param_groups[0]["lr"]),
+            **stats,
+            "adv_abs_max": float(advantage.abs().max().item()),
+            "value_mean": float(out["value"].mean().item()),
+        }

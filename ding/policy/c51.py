@@ -1,0 +1,154 @@
+"""C51: DQN with a categorical distribution of returns over fixed atoms, learned by cross-entropy."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import torch
+from torch import nn
+
+from ding.model.c51 import c51_from_config
+from ding.policy.base import Policy
+from ding.policy.dqn import DQNPolicy
+from ding.policy.registry import POLICY_REGISTRY
+
+
+def categorical_projection(
+    next_dist: torch.Tensor,
+    reward: torch.Tensor,
+    discount: torch.Tensor,
+    done: torch.Tensor,
+    support: torch.Tensor,
+) -> torch.Tensor:
+    """The distribution of ``reward + discount * (1 - done) * Z`` projected back onto the atoms ``support``.
+
+    ``next_dist`` (``(batch, n_atom)``) gives the probabilities of ``Z`` on ``support``; ``reward``,
+    ``discount`` and ``done`` have shape ``(batch,)``. Each shifted atom is clipped into
+    ``[v_min, v_max]`` and its probability split between the two atoms around it in proportion to
+    how close it lies to each (all of it to an atom it falls on), so every row keeps a total of 1.
+
+    >>> support = torch.tensor([0.0, 1.0, 2.0])
+    >>> next_dist = torch.tensor([[0.5, 0.5, 0.0]])
+    >>> categorical_projection(next_dist, torch.tensor([0.5]), torch.ones(1), torch.zeros(1), support).tolist()
+    [[0.25, 0.5, 0.25]]
+    """
+    delta = support[1] - support[0]
+    shifted = reward.unsqueeze(-1) + (discount * (1.0 - done)).unsqueeze(-1) * support
+    shifted = shifted.clamp(float(support[0]), float(support[-1]))
+    # share of shifted atom i that lands on atom j: 1 at j, falling linearly to 0 at the neighbouring atoms
+    share = (1.0 - (shifted.unsqueeze(-1) - support).abs() / delta).clamp(min=0.0)
+    return torch.einsum("bi,bij->bj", next_dist, share)
+
+
+def categorical_td_loss(log_dist: torch.Tensor, target_dist: torch.Tensor) -> torch.Tensor:
+    """Mean cross-entropy ``-sum_j target_j * log p_j`` of the taken actions' distributions against the targets.
+
+    >>> categorical_td_loss(torch.log(torch.tensor([[0.5, 0.5]])), torch.tensor([[1.0, 0.0]])).item()
+    0.6931471824645996
+    """
+    return -(target_dist * log_dist).sum(-1).mean()
+
+
+@POLICY_REGISTRY.register("c51")
+class C51Policy(DQNPolicy):
+    """Distributional DQN with 51 (``model.n_atom``) atoms, DI-engine's ``c51`` policy and config keys.
+
+    Everything but the value and its loss is :class:`~ding.policy.dqn.DQNPolicy`'s: epsilon-greedy
+    collection on the distributions' means, n-step samples, target model updates, checkpoints. The
+    target is the target model's distribution at the n-step next observation, for the action the
+    online model rates best, shifted by the n-step reward and discount (no shift after a real end,
+    or always shifted with ``learn.ignore_done``) and projected onto the atoms (see
+    :func:`categorical_projection`); the loss is its cross-entropy with the taken action's
+    distribution. ``model.v_min``, ``v_max`` and ``n_atom`` set the atoms (the model's ``support``).
+
+    Example:
+        >>> import numpy as np
+        >>> policy = C51Policy({'model': {'obs_shape': 4, 'action_shape': 2, 'n_atom': 11}}, seed=0)
+        >>> out = policy.eval_mode.forward({0: np.zeros(4, np.float32)})
+        >>> out[0]['action'] in (0, 1), out[0]['logit'].shape
+        (True, (2,))
+    """
+
+    config: ClassVar[dict[str, Any]] = {
+        "cuda": False,
+        "on_policy": False,
+        "priority": False,
+        "priority_IS_weight": False,
+        "discount_factor": 0.97,
+        "nstep": 1,
+        "model": {
+            "encoder_hidden_size_list": [128, 128, 64],
+            "head_hidden_size": None,
+            "head_layer_num": 1,
+            "activation": "relu",
+            "v_min": -10,
+            "v_max": 10,
+            "n_atom": 51,
+        },
+        "learn": {
+            "update_per_collect": 3,
+            "batch_size": 64,
+            "learning_rate": 0.001,
+            "target_update_freq": 100,
+            "target_theta": None,
+            "ignore_done": False,
+            "learner": {
+                "hook": {"log_show_after_iter": 100, "save_ckpt_after_iter": 10000, "save_ckpt_after_run": True},
+            },
+        },
+        "collect": {"n_sample": 8, "unroll_len": 1},
+        "eval": {"evaluator": {"eval_freq": 1000}},
+        "other": {
+            "eps": {"type": "exp", "start": 0.95, "end": 0.1, "decay": 10000},
+            "replay_buffer": {"replay_buffer_size": 10000},
+        },
+    }
+
+    def __init__(self, cfg: Mapping[str, Any] | None = None, model: nn.Module | None = None, seed: int = 0) -> None:
+        if model is None:
+            Policy.__init__(self, cfg)  # the merged config, to build the model from
+            model = c51_from_config(dict(self._cfg.model))
+        support = getattr(model, "support", None)
+        if not isinstance(support, torch.Tensor) or support.ndim != 1 or len(support) < 2:
+            raise TypeError(
+                f"a C51 model needs a 'support' tensor of its atom values (as C51DQN has), got {support!r} "
+                f"on {type(model).__name__}"
+            )
+        super().__init__(cfg, model=model, seed=seed)
+
+    @property
+    def support(self) -> torch.Tensor:
+        """The atom values, from the model."""
+        support = self._model.support
+        assert isinstance(support, torch.Tensor)  # checked when the policy was built
+        return support
+
+    def target_distribution(self, data: Mapping[str, torch.Tensor]) -> torch.Tensor:
+        """The projected target distribution (``(batch, n_atom)``) of a collated batch (no gradient)."""
+        done = torch.zeros_like(data["done"]) if self._cfg.learn.ignore_done else data["done"]
+        with torch.no_grad():
+            best = self._model(data["next_obs"])["logit"].argmax(dim=-1)
+            next_dist = self._target_model(data["next_obs"])["distribution"]
+            chosen = next_dist[torch.arange(len(best), device=best.device), best]
+            return categorical_projection(chosen, data["reward"], data["discount"], done, self.support)
+
+    def _forward_learn(self, batch: list[dict[str, Any]]) -> dict[str, float]:
+        if not batch:
+            raise ValueError("cannot learn from an empty batch")
+        data = self._collate(batch)
+        target = self.target_distribution(data)
+        out = self._model(data["obs"])
+        rows = torch.arange(len(batch), device=self._device)
+        loss = categorical_td_loss(out["log_distribution"][rows, data["action"]], target)
+        self._optimizer.zero_grad()
+        loss.backward()
+        self._optimizer.step()
+        self._learn_iter += 1
+        self._update_target()
+        return {
+            "cur_lr": float(self._optimizer.param_groups[0]["lr"]),
+            "total_loss": float(loss.item()),
+            "q_value": float(out["logit"][rows, data["action"]].mean().item()),
+            "target_q_value": float((target * self.support).sum(-1).mean().item()),
+        }
