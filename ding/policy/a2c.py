@@ -63,6 +63,8 @@ class A2CPolicy(PPOPolicy):
         (True, 1)
     """
 
+    algorithm = "A2C"
+
     config: ClassVar[dict[str, Any]] = {
         "cuda": False,
         "on_policy": True,

@@ -60,6 +60,8 @@ class Policy(ABC):
     """
 
     config: ClassVar[dict[str, Any]] = {}
+    algorithm: ClassVar[str] = "policy"
+    """The algorithm's name in messages (subclasses of a policy name their own algorithm)."""
 
     @classmethod
     def default_config(cls) -> dict[str, Any]:

@@ -70,6 +70,8 @@ class C51Policy(DQNPolicy):
         (True, (2,))
     """
 
+    algorithm = "C51"
+
     config: ClassVar[dict[str, Any]] = {
         "cuda": False,
         "on_policy": False,

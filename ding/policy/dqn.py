@@ -40,6 +40,8 @@ class DQNPolicy(Policy):
         0.4127
     """
 
+    algorithm = "DQN"
+
     config: ClassVar[dict[str, Any]] = {
         "cuda": False,
         "on_policy": False,
@@ -95,7 +97,7 @@ class DQNPolicy(Policy):
         if cfg.priority or cfg.priority_IS_weight:
             raise ConfigError("policy.priority / priority_IS_weight: prioritized replay is not supported; set False")
         if cfg.on_policy:
-            raise ConfigError("policy.on_policy: DQN learns off-policy; set on_policy=False")
+            raise ConfigError(f"policy.on_policy: {self.algorithm} learns off-policy; set on_policy=False")
         check_number(cfg.discount_factor, "policy.discount_factor", low=0.0, high=1.0, open_low=True)
         check_number(cfg.nstep, "policy.nstep", integer=True, low=1)
         check_number(cfg.learn.update_per_collect, "policy.learn.update_per_collect", integer=True, low=1)
@@ -107,7 +109,9 @@ class DQNPolicy(Policy):
             check_number(cfg.learn.target_update_freq, "policy.learn.target_update_freq", integer=True, low=1)
         check_number(cfg.collect.n_sample, "policy.collect.n_sample", integer=True, low=1)
         if cfg.collect.unroll_len != 1:
-            raise ConfigError(f"policy.collect.unroll_len must be 1 for DQN, got {cfg.collect.unroll_len!r}")
+            raise ConfigError(
+                f"policy.collect.unroll_len must be 1 for {self.algorithm}, got {cfg.collect.unroll_len!r}"
+            )
         epsilon_from_config(cfg.other.eps)
 
     # ----- modes ---------------------------------------------------------------------------------
@@ -151,7 +155,7 @@ class DQNPolicy(Policy):
     def _process_transition(self, obs: Any, output: Mapping[str, Any], timestep: Any) -> dict[str, Any]:
         reward = np.asarray(timestep.reward, dtype=np.float64).reshape(-1)
         if reward.size != 1:
-            raise ValueError(f"DQN needs a scalar reward per step, got shape {np.shape(timestep.reward)}")
+            raise ValueError(f"{self.algorithm} needs a scalar reward per step, got shape {np.shape(timestep.reward)}")
         return {
             "obs": obs,
             "action": output["action"],
@@ -239,5 +243,5 @@ class DQNPolicy(Policy):
 
     def _load_model_only(self, state: Mapping[str, Any]) -> None:
         if not isinstance(state, Mapping) or "model" not in state:
-            raise ValueError("a DQN state dict needs a 'model' entry (the model's state_dict)")
+            raise ValueError(f"a {self.algorithm} state dict needs a 'model' entry (the model's state_dict)")
         self._model.load_state_dict(state["model"])

@@ -116,6 +116,8 @@ class PPOPolicy(Policy):
         (['action', 'logit', 'logp', 'value'], True)
     """
 
+    algorithm = "PPO"
+
     config: ClassVar[dict[str, Any]] = {
         "cuda": False,
         "on_policy": True,
@@ -167,7 +169,7 @@ class PPOPolicy(Policy):
     def _check_config(self) -> None:
         cfg = self._cfg
         if not cfg.on_policy:
-            raise ConfigError("policy.on_policy: PPO learns on-policy; set on_policy=True")
+            raise ConfigError(f"policy.on_policy: {self.algorithm} learns on-policy; set on_policy=True")
         if cfg.action_space not in ACTION_SPACES:
             raise ConfigError(f"policy.action_space must be one of {list(ACTION_SPACES)}, got {cfg.action_space!r}")
         learn, collect = cfg.learn, cfg.collect
@@ -181,7 +183,7 @@ class PPOPolicy(Policy):
             check_number(learn.grad_clip_value, "policy.learn.grad_clip_value", low=0.0, open_low=True)
         check_number(collect.n_sample, "policy.collect.n_sample", integer=True, low=1)
         if collect.unroll_len != 1:
-            raise ConfigError(f"policy.collect.unroll_len must be 1 for PPO, got {collect.unroll_len!r}")
+            raise ConfigError(f"policy.collect.unroll_len must be 1 for {self.algorithm}, got {collect.unroll_len!r}")
         check_number(collect.discount_factor, "policy.collect.discount_factor", low=0.0, high=1.0, open_low=True)
         check_number(collect.gae_lambda, "policy.collect.gae_lambda", low=0.0, high=1.0)
 
@@ -265,7 +267,7 @@ class PPOPolicy(Policy):
     def _process_transition(self, obs: Any, output: Mapping[str, Any], timestep: Any) -> dict[str, Any]:
         reward = np.asarray(timestep.reward, dtype=np.float64).reshape(-1)
         if reward.size != 1:
-            raise ValueError(f"PPO needs a scalar reward per step, got shape {np.shape(timestep.reward)}")
+            raise ValueError(f"{self.algorithm} needs a scalar reward per step, got shape {np.shape(timestep.reward)}")
         return {
             "obs": obs,
             "action": output["action"],
@@ -373,5 +375,5 @@ class PPOPolicy(Policy):
 
     def _load_model_only(self, state: Mapping[str, Any]) -> None:
         if not isinstance(state, Mapping) or "model" not in state:
-            raise ValueError("a PPO state dict needs a 'model' entry (the model's state_dict)")
+            raise ValueError(f"a {self.algorithm} state dict needs a 'model' entry (the model's state_dict)")
         self._model.load_state_dict(state["model"])

@@ -45,6 +45,8 @@ class SACPolicy(Policy):
         ({'random': True}, {'random': False})
     """
 
+    algorithm = "SAC"
+
     config: ClassVar[dict[str, Any]] = {
         "cuda": False,
         "on_policy": False,
