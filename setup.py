@@ -8,7 +8,7 @@ EXTRAS = {
     "atari": ["ale-py>=0.9"],
     "classic_control": ["pygame>=2.1"],
     "mujoco": ["mujoco>=3.1,<4", "dm-control>=1.0.16", "imageio>=2.14.1"],
-    "box2d": ["box2d>=2.3.10"],
+    "box2d": ["box2d>=2.3.10", "imageio>=2.14.1"],
     "carla": ["carla>=0.9.13"],
     "ray": ["ray>=2.9"],
     "torch": ["torch>=2.1", "tensorboard>=2.14"],

@@ -142,6 +142,14 @@ def test_v4_and_v5_ids_name_the_same_game() -> None:
         ({"ram": 1}, TypeError, r"ram must be a bool, got 1"),
         ({"max_episode_steps": 0}, ConfigError, r"max_episode_steps must be a positive int or None, got 0"),
         ({"env_kwargs": {"frameskip": 4}}, ConfigError, r"AtariEnv takes no env_kwargs \(got \{'frameskip': 4\}\)"),
+        ({"frame_stack": -1}, ConfigError, r"frame_stack must be an int >= 0 \(0: no stacking\) or None, got -1"),
+        (
+            {"frame_stack": 2, "env_wrapper": ["warp_frame"]},
+            ConfigError,
+            r"frame_stack=2 sets the frame_stack step of the 'atari_default' chain.*put \('frame_stack'",
+        ),
+        ({"frame_stack": 2, "ram": True}, ConfigError, r"frame_stack=2 stacks screen frames; with ram=True"),
+        ({"obs_plus_prev_action_reward": 1}, ConfigError, r"obs_plus_prev_action_reward must be True or False"),
     ],
 )
 def test_bad_config_values_are_named(cfg: dict[str, Any], error: type[Exception], match: str) -> None:
@@ -384,3 +392,77 @@ def test_pong_config_trains_and_evaluates_in_worker_processes(tmp_path: pathlib.
     assert result.train_iter >= 8 and result.env_step > 0
     assert result.last_eval_return is not None and -60 <= result.last_eval_return <= 60
     assert result.ckpt_best.exists() and not result.interrupted
+
+
+# ---------------------------------------------------------------------------------------------
+# DI-engine's keys, ids and AtariEnvMR
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("frame_stack", "shape"), [(2, (2, 84, 84)), (1, (1, 84, 84)), (0, (84, 84))])
+def test_frame_stack_sets_the_stack_of_the_default_chain(frame_stack: int, shape: tuple[int, ...]) -> None:
+    for is_train in (True, False):
+        cfg = {"env_id": "PongNoFrameskip-v4", "frame_stack": frame_stack, "is_train": is_train}
+        assert AtariEnv.spaces_from_config(cfg).observation.shape == shape
+        env = make_env(**cfg)
+        env.seed(0)
+        assert env.reset().shape == shape
+        assert env.step(env.random_action()).obs.shape == shape
+        env.close()
+
+
+def test_frame_stack_keeps_the_newest_frames_last() -> None:
+    two = make_env(env_id="ALE/Breakout-v5", frame_stack=2)
+    four = make_env(env_id="ALE/Breakout-v5")
+    for env in (two, four):
+        env.seed(3)
+        env.reset()
+    for _ in range(6):
+        obs_two, obs_four = two.step(np.array([1])).obs, four.step(np.array([1])).obs
+        np.testing.assert_array_equal(obs_two, obs_four[2:])
+    two.close()
+    four.close()
+
+
+def test_obs_plus_prev_action_reward_adds_the_last_action_and_reward() -> None:
+    cfg = {"env_id": "ALE/Pong-v5", "obs_plus_prev_action_reward": True}
+    env = make_env(**cfg)
+    assert env.observation_space == AtariEnv.spaces_from_config(cfg).observation
+    env.seed(0)
+    first = env.reset()
+    assert first["obs"].shape == (4, 84, 84) and int(first["prev_action"]) == 0
+    ts = env.step(np.array([3]))
+    assert int(ts.obs["prev_action"]) == 3
+    assert float(ts.obs["prev_reward_extrinsic"][0]) == float(ts.reward[0])
+    env.close()
+
+
+def test_old_gym_deterministic_ids_name_their_game() -> None:
+    assert ale_games.registered_ale_id("PongDeterministic-v4") == "PongNoFrameskip-v4"
+    assert AtariEnv.spaces_from_config({"env_id": "BreakoutDeterministic-v4"}) == AtariEnv.spaces_from_config(
+        {"env_id": "ALE/Breakout-v5"}
+    )
+
+
+def test_atari_env_mr_plays_montezuma_and_seeds_every_episode_anew() -> None:
+    from ding.envs import ENV_REGISTRY
+    from dizoo.atari.envs import AtariEnvMR
+
+    assert ENV_REGISTRY.get("atari_mr") is AtariEnvMR
+    with pytest.raises(ConfigError, match=r"atari_mr: env_id 'ALE/Pong-v5' is the game 'pong'"):
+        AtariEnvMR({"env_id": "ALE/Pong-v5"})
+
+    def first_frame_numbers(env: AtariEnv) -> set[int]:
+        """The emulator frame after the first step of 4 seeded episodes: it counts the reset's random no-ops."""
+        env.seed(0, dynamic_seed=False)
+        numbers = set()
+        for _ in range(4):
+            env.reset()
+            numbers.add(int(env.step(np.array([0])).info["episode_frame_number"]))
+        env.close()
+        return numbers
+
+    mr = AtariEnvMR({"env_id": "MontezumaRevengeDeterministic-v4", "frame_stack": 2})
+    assert mr.observation_space.shape == (2, 84, 84) and mr.action_space == gym.spaces.Discrete(18)
+    assert len(first_frame_numbers(mr)) > 1  # a fresh episode seed at every reset, as in DI-engine
+    assert len(first_frame_numbers(make_env(env_id="MontezumaRevengeNoFrameskip-v4"))) == 1

@@ -111,16 +111,20 @@ def test_servers_accept_strings_and_dicts() -> None:
 @pytest.mark.parametrize(
     ("changes", "match"),
     [
-        ({"sever": []}, r"unknown key sever in the carla config; known: .*Did you mean 'servers'\?"),
+        ({"sever": []}, r"unknown config key 'env\.sever'; known keys under 'env': .*Did you mean 'servers'\?"),
         (
             {"camera": {"heigth": 10}},
-            r"unknown key camera\.heigth .*known: enabled, fov, height, width\. Did you mean 'height'",
+            r"unknown config key 'env\.camera\.heigth'; known keys under 'env\.camera': enabled, fov, height, "
+            r"width\. Did you mean 'height'",
         ),
         (
             {"reward": {"colision_penalty": 1.0}},
-            r"unknown key reward\.colision_penalty .*Did you mean 'collision_penalty'",
+            r"unknown config key 'env\.reward\.colision_penalty'.*Did you mean 'collision_penalty'",
         ),
-        ({"servers": [{"host": "a", "prot": 1}]}, r"unknown key servers\[0\]\.prot"),
+        (
+            {"servers": [{"host": "a", "prot": 1}]},
+            r"unknown config key 'servers\[0\]\.prot'; known keys under 'servers\[0\]': host, port",
+        ),
         ({"servers": "localhost:2000"}, r"servers must be a non-empty list .* got 'localhost:2000'"),
         ({"servers": []}, r"servers must be a non-empty list .* got \[\]"),
         ({"servers": ["localhost"]}, r"servers\[0\] must look like 'host:port', got 'localhost'"),
@@ -130,7 +134,7 @@ def test_servers_accept_strings_and_dicts() -> None:
         ),
         ({"servers": [{"host": "b"}]}, r"servers\[0\] needs both 'host' and 'port'"),
         ({"camera": {"height": 0}}, r"camera\.height must be a positive int, got 0"),
-        ({"camera": []}, r"camera must be a dict with keys \['enabled', 'fov', 'height', 'width'\], got \[\]"),
+        ({"camera": []}, r"config key 'env\.camera' must be a dict \(of enabled, fov, height, width\), got list \[\]"),
         ({"connect_timeout": -1}, r"connect_timeout must be > 0, got -1"),
         ({"reward": {"target_speed": 0}}, r"reward\.target_speed must be > 0, got 0"),
         ({"reward": {"collision_penalty": -5.0}}, r"reward\.collision_penalty must be >= 0\.0, got -5\.0"),
@@ -143,6 +147,13 @@ def test_servers_accept_strings_and_dicts() -> None:
 def test_bad_config_is_rejected_naming_key_and_value(changes: dict[str, Any], match: str) -> None:
     with pytest.raises(ConfigError, match=match):
         CarlaEnv.spaces_from_config(changes)
+    with pytest.raises(ConfigError, match=match.replace("'env\\.", "'(env\\.)?")):
+        parse_settings({**CARLA_CONFIG, **changes})  # the same checks when the settings are parsed on their own
+
+
+def test_env_id_is_the_carla_label() -> None:
+    with pytest.raises(ConfigError, match=r"carla: unknown env_id 'Carla-v0'; known: carla"):
+        CarlaEnv.spaces_from_config({"env_id": "Carla-v0"})
 
 
 def test_compile_config_rejects_a_typo_in_a_carla_config() -> None:

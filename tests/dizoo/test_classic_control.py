@@ -113,3 +113,75 @@ def test_acrobot_replay_is_written(tmp_path: pathlib.Path) -> None:
     ok, frame = capture.read()
     capture.release()
     assert frames == 9 and ok and frame.shape == (500, 500, 3)  # the first frame and one per step
+
+
+# ----- DI-engine's keys and names ------------------------------------------------------------------------------
+@pytest.mark.parametrize(("act_scale", "low", "step"), [(True, -2.0, 0.4), (False, -1.0, 0.2)])
+def test_pendulum_discrete_actions_are_11_torques(act_scale: bool, low: float, step: float) -> None:
+    cfg = {"continuous": False, "act_scale": act_scale}
+    assert PendulumEnv.spaces_from_config(cfg).action == gym.spaces.Discrete(11)
+    env = PendulumEnv(cfg)
+    assert env.action_space == gym.spaces.Discrete(11)
+    env.seed(0)
+    env.reset()
+    for index in range(11):
+        ts = env.step(np.array([index]))  # DI-engine's form of a discrete action
+        assert env.env.unwrapped.last_u == pytest.approx(low + step * index)
+        assert ts.obs.shape == (3,) and ts.reward.shape == (1,)
+    assert env.random_action().dtype == np.int64
+    env.close()
+
+
+def test_pendulum_continuous_is_the_default_and_must_be_a_bool() -> None:
+    assert PendulumEnv.spaces_from_config({"continuous": True}).action.shape == (1,)
+    with pytest.raises(ConfigError, match="pendulum: continuous must be True or False, got 'no'"):
+        PendulumEnv({"continuous": "no"})
+
+
+def test_cartpole_observes_previous_action_and_reward_on_request() -> None:
+    env = CartPoleEnv({"obs_plus_prev_action_reward": True})
+    declared = CartPoleEnv.spaces_from_config({"obs_plus_prev_action_reward": True}).observation
+    assert env.observation_space == declared
+    assert set(declared.spaces) == {"obs", "prev_action", "prev_reward_extrinsic"}
+    env.seed(0)
+    first = env.reset()
+    assert int(first["prev_action"]) == 0 and float(first["prev_reward_extrinsic"][0]) == 0.0
+    ts = env.step(np.array([1]))
+    assert int(ts.obs["prev_action"]) == 1 and float(ts.obs["prev_reward_extrinsic"][0]) == 1.0
+    assert ts.obs["obs"].shape == (4,)
+    env.close()
+
+
+def test_di_engine_names_and_call_forms() -> None:
+    from dizoo.classic_control.acrobot.envs import AcroBotEnv
+    from dizoo.classic_control.mountain_car.envs.mtcar_env import MountainCarEnv as FromDIEngineModule
+
+    assert AcroBotEnv is AcrobotEnv and FromDIEngineModule is MountainCarEnv
+    env = MountainCarEnv()  # DI-engine's test builds it without a config
+    assert env.action_space == gym.spaces.Discrete(3)
+    env.seed(0)
+    env.reset()
+    assert env.step(env.random_action()).obs.shape == (2,)
+    env.close()
+
+
+@pytest.mark.parametrize(
+    ("cfg", "continuous"),
+    [
+        ({}, False),
+        ({"env_id": "MountainCar-v0"}, False),
+        ({"env_id": "MountainCarContinuous-v0"}, True),
+        ({"continuous": True}, True),
+        ({"env_id": "MountainCarContinuous-v0", "continuous": True}, True),
+    ],
+)
+def test_mountain_car_variant_follows_env_id_or_continuous(cfg: dict[str, Any], continuous: bool) -> None:
+    env = MountainCarEnv(cfg)
+    assert isinstance(env.action_space, gym.spaces.Box) == continuous
+    assert isinstance(env.env.unwrapped, gym.envs.classic_control.Continuous_MountainCarEnv) == continuous
+    env.close()
+
+
+def test_mountain_car_id_and_flag_must_agree() -> None:
+    with pytest.raises(ConfigError, match=r"env_id 'MountainCar-v0' is the continuous=False variant, but continuous"):
+        MountainCarEnv({"env_id": "MountainCar-v0", "continuous": True})

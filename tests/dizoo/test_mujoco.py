@@ -25,6 +25,7 @@ from tests.dizoo.episodes import play_episodes, video_frames_and_size
 
 EXCLUDE = "exclude_current_positions_from_observation"
 CFRC = "include_cfrc_ext_in_observation"
+EPSILON = 1e-4  # the normalization wrappers' default: std = sqrt(var) + epsilon (DI-engine's)
 OPTIONS = [
     (env_id, kwargs)
     for env_id in MUJOCO_ENVS
@@ -84,7 +85,7 @@ def test_norm_obs_uses_running_mean_and_std_after_warmup() -> None:
             expected = np.clip(history[i], -2.0, 2.0)
         else:
             seen = history[: i + 1]
-            expected = np.clip((history[i] - seen.mean(0)) / np.sqrt(seen.var(0) + 1e-8), -2.0, 2.0)
+            expected = np.clip((history[i] - seen.mean(0)) / (np.sqrt(seen.var(0)) + EPSILON), -2.0, 2.0)
         np.testing.assert_allclose(obs, expected, rtol=1e-4, atol=1e-4, err_msg=f"observation {i}")
     assert np.abs(np.asarray(normed[4:])).max() > 0.5  # not all squashed to zero
     declared = MujocoEnv.spaces_from_config({**base, "norm_obs": {"use_norm": True}}).observation
@@ -100,7 +101,7 @@ def test_norm_reward_divides_by_return_std_while_training_only() -> None:
     for t, r in enumerate(raw):
         returns[t] = r + (0.9 * returns[t - 1] if t else 0.0)
     for t, (r, n) in enumerate(zip(raw, normed, strict=True)):
-        expected = r if t < 3 else r / np.sqrt(returns[: t + 1].var() + 1e-8)
+        expected = r if t < 3 else r / (np.sqrt(returns[: t + 1].var()) + EPSILON)
         assert n == pytest.approx(expected, rel=1e-4, abs=1e-5), f"reward {t}"
     assert normed[5] != pytest.approx(raw[5], rel=1e-3)
     # the episode's return is the env's own, and evaluation envs get unnormalized rewards
@@ -122,13 +123,17 @@ def test_replay_writes_an_mp4_of_each_episode(tmp_path: pathlib.Path) -> None:
 
 
 def test_bad_config_values_are_named() -> None:
-    with pytest.raises(ConfigError, match=r"unknown MuJoCo env_id 'Hopper-v4'.*Did you mean 'Hopper-v5'"):
+    with pytest.raises(ConfigError, match=r"env_id 'Hopper-v4' is not a version of Hopper .* set env_id='Hopper-v5'"):
         MujocoEnv.spaces_from_config({"env_id": "Hopper-v4"})
+    with pytest.raises(ConfigError, match=r"unknown env_id 'Hoper-v5'; known: Ant-v5, .*Did you mean 'Hopper-v5'"):
+        MujocoEnv.spaces_from_config({"env_id": "Hoper-v5"})
     with pytest.raises(ConfigError, match=r"'use_contact_forces'.*call it 'include_cfrc_ext_in_observation'"):
         MujocoEnv.spaces_from_config({"env_id": "Ant-v5", "env_kwargs": {"use_contact_forces": True}})
     with pytest.raises(ConfigError, match=r"'include_cfrc_ext_in_observation' is not accepted for Hopper-v5"):
         MujocoEnv.spaces_from_config({"env_id": "Hopper-v5", "env_kwargs": {CFRC: False}})
-    with pytest.raises(TypeError, match=r"env.norm_obs must be a dict.*got bool True"):
+    with pytest.raises(
+        ConfigError, match=r"config key 'env.norm_obs' must be a dict \(of clip_range, use_norm, warmup\)"
+    ):
         MujocoEnv.spaces_from_config({"norm_obs": True})
     with pytest.raises(ConfigError, match=r"max_episode_steps must be a positive int or None, got 0"):
         MujocoEnv({"max_episode_steps": 0})
@@ -162,3 +167,114 @@ def test_env_module_renders_headless_without_mujoco_gl(tmp_path: pathlib.Path) -
     )
     assert out.stdout.split("\n")[-2] in ("egl (16, 16, 3)", "osmesa (16, 16, 3)")
     assert not (tmp_path / "MUJOCO_LOG.TXT").exists()  # MuJoCo's warnings go to logging, not to the cwd
+
+
+# ----- DI-engine's keys, MujocoDiscEnv and the truncated-observation ids ----------------------------------------
+def test_delay_reward_step_releases_summed_rewards_every_k_steps_and_at_the_end() -> None:
+    base = {"env_id": "Hopper-v5", "max_episode_steps": 10}
+    _, raw, _ = _play(base, 10)
+    _, delayed, infos = _play({**base, "delay_reward_step": 4}, 10)
+    for t, reward in enumerate(delayed):
+        if t in (3, 7):
+            assert reward == pytest.approx(sum(raw[t - 3 : t + 1]), rel=1e-5)
+        elif t == 9:  # the episode ends: what is held is released
+            assert reward == pytest.approx(sum(raw[8:10]), rel=1e-5)
+        else:
+            assert reward == 0.0
+    assert float(infos[-1]["eval_episode_return"][0]) == pytest.approx(sum(raw), rel=1e-5)
+    assert [name for name, _ in MujocoEnv.spec_trace({**base, "delay_reward_step": 4})][2] == (
+        "delay_reward(delay_reward_step=4)"
+    )
+    with pytest.raises(ConfigError, match=r"delay_reward_step must be an int >= 0 .* got -1"):
+        MujocoEnv.spaces_from_config({"delay_reward_step": -1})
+
+
+@pytest.mark.parametrize(("cfg", "ctrl"), [({}, 5.0), ({"action_clip": True}, 1.0)])
+def test_action_clip_clips_what_reaches_the_simulator(cfg: dict[str, Any], ctrl: float) -> None:
+    env = MujocoEnv({"env_id": "Hopper-v5", "act_scale": False, **cfg})
+    env.seed(0)
+    env.reset()
+    env.step(np.full(3, 5.0, np.float32))
+    np.testing.assert_array_equal(env.env.unwrapped.data.ctrl, [ctrl] * 3)
+    env.close()
+
+
+def test_action_bins_per_branch_makes_each_dimension_a_choice_of_values() -> None:
+    cfg = {"env_id": "Hopper-v5", "action_bins_per_branch": 5}
+    env = MujocoEnv(cfg)
+    assert env.action_space == MujocoEnv.spaces_from_config(cfg).action == gym.spaces.MultiDiscrete([5, 5, 5])
+    env.seed(0)
+    env.reset()
+    env.step(np.array([0, 2, 4]))
+    np.testing.assert_allclose(env.env.unwrapped.data.ctrl, [-1.0, 0.0, 1.0])
+    env.close()
+    with pytest.raises(ConfigError, match="action_clip=True with action_bins_per_branch"):
+        MujocoEnv.spaces_from_config({**cfg, "action_clip": True})
+
+
+def test_save_replay_gif_writes_a_gif_of_each_episode(tmp_path: pathlib.Path) -> None:
+    iio = pytest.importorskip("imageio.v3")
+    cfg = {
+        "env_id": "Hopper-v5",
+        "max_episode_steps": 3,
+        "env_kwargs": {"width": 24, "height": 16},
+        "save_replay_gif": True,
+        "replay_path_gif": str(tmp_path),
+    }
+    env = MujocoEnv(cfg)
+    env.seed(0)
+    play_episodes(env)
+    env.close()
+    (gif,) = tmp_path.glob("*.gif")
+    assert gif.name == "Hopper-v5_episode_0.gif"
+    assert iio.imread(gif, index=None).shape[1:] == (16, 24, 3)
+
+
+def test_mujoco_disc_env_acts_on_a_grid_of_the_action_box() -> None:
+    from ding.envs import ENV_REGISTRY
+    from dizoo.mujoco.envs import MujocoDiscEnv
+
+    assert ENV_REGISTRY.get("mujoco-disc") is MujocoDiscEnv
+    cfg = {"env_id": "Hopper-v5", "each_dim_disc_size": 3, "delay_reward_step": 2}
+    env = MujocoDiscEnv(cfg)
+    assert env.action_space == MujocoDiscEnv.spaces_from_config(cfg).action == gym.spaces.Discrete(27)
+    assert env._raw_action_space == gym.spaces.Box(-1.0, 1.0, (3,), np.float32)
+    env.seed(0)
+    env.reset()
+    for index, ctrl in [(0, [-1, -1, -1]), (5, [-1, 0, 1]), (26, [1, 1, 1])]:
+        env.step(np.array([index]))
+        np.testing.assert_allclose(env.env.unwrapped.data.ctrl, ctrl)
+    env.close()
+    check_ding_env(MujocoDiscEnv, {**cfg, "max_episode_steps": 5}, steps=12)
+
+
+@pytest.mark.parametrize(
+    ("cfg", "match"),
+    [
+        ({}, "each_dim_disc_size is required"),
+        ({"each_dim_disc_size": 1}, "each_dim_disc_size must be an int >= 2, got 1"),
+        ({"each_dim_disc_size": 3, "act_scale": True}, "act_scale=True concerns continuous actions"),
+        ({"each_dim_disc_size": 3, "action_clip": True}, "action_clip=True concerns continuous actions"),
+        ({"each_dim_disc_size": 3, "action_bins_per_branch": 3}, "action_bins_per_branch is the 'mujoco' env's"),
+    ],
+)
+def test_mujoco_disc_env_rejects_what_does_not_apply(cfg: dict[str, Any], match: str) -> None:
+    from dizoo.mujoco.envs import MujocoDiscEnv
+
+    with pytest.raises(ConfigError, match=match):
+        MujocoDiscEnv({"env_id": "Hopper-v5", **cfg})
+
+
+def test_truncated_observation_ids_are_registered_on_v5_envs() -> None:
+    from dizoo.mujoco.envs import mujoco_gym_env
+
+    for env_id, (obs, act) in {"AntTruncatedObs-v2": (27, 8), "HumanoidTruncatedObs-v2": (45, 17)}.items():
+        assert env_id in mujoco_gym_env.TRUNCATED_OBS_ENVS
+        env = gym.make(env_id)
+        assert env.observation_space.shape == (obs,) and env.action_space.shape == (act,)
+        first, _ = env.reset(seed=0)
+        full = gym.make(env_id.replace("TruncatedObs-v2", "-v5"))
+        reference, _ = full.reset(seed=0)
+        np.testing.assert_array_equal(first, reference[:obs])  # positions and velocities come first in both
+        env.close()
+        full.close()

@@ -1,3 +1,3 @@
-from dizoo.atari.envs.atari_env import AtariEnv, atari_ram_chain
+from dizoo.atari.envs.atari_env import AtariEnv, AtariEnvMR, atari_ram_chain
 
-__all__ = ["AtariEnv", "atari_ram_chain"]
+__all__ = ["AtariEnv", "AtariEnvMR", "atari_ram_chain"]

@@ -10,13 +10,14 @@ into a bare ``ALEInterface`` without emulating a frame (about 0.1 s, once per ga
 from __future__ import annotations
 
 import functools
+import re
 import warnings
 
 import ale_py
 import gymnasium as gym
 from ale_py import roms
 
-from ding.errors import ConfigError
+from ding.errors import ConfigError, did_you_mean
 
 gym.register_envs(ale_py)
 # ale-py's envs set this (process-wide) mode right after building their ALEInterface; setting it first
@@ -51,6 +52,47 @@ MINIMAL_ACTION_COUNTS: dict[str, int] = {
 """Size of ALE's minimal action set per game (ROM id), as ale-py 0.12.1 reports it."""
 
 
+_OLD_GYM_ID = re.compile(r"^(?P<name>[A-Za-z0-9]+?)Deterministic-v[04]$")
+
+
+@functools.cache
+def ale_env_ids() -> tuple[str, ...]:
+    """Every gymnasium id that names an ALE game (``ALE/Pong-v5``, ``PongNoFrameskip-v4``, ``Pong-ram-v4``, ...)."""
+    return tuple(sorted(env_id for env_id, spec in gym.registry.items() if spec.entry_point == ALE_ENTRY_POINT))
+
+
+def registered_ale_id(env_id: str) -> str:
+    """The gymnasium id to make for ``env_id``, checked to name an ALE game.
+
+    Old gym's ``<Game>Deterministic-v4`` ids (DI-engine's configs use them; ale-py no longer registers them)
+    name their game unambiguously, and frame skipping and sticky actions are this suite's config keys, not the
+    id's; they map to ``<Game>NoFrameskip-v4``. Any other id must be registered and be an ALE game, or the
+    error lists the supported ids (``ALE/<Game>-v5`` for every game) with a close match.
+
+    >>> registered_ale_id('MontezumaRevengeDeterministic-v4')
+    'MontezumaRevengeNoFrameskip-v4'
+    >>> registered_ale_id('ALE/Pong-v5')
+    'ALE/Pong-v5'
+    """
+    if not isinstance(env_id, str):
+        raise TypeError(f"env_id must be a str such as 'ALE/Pong-v5', got {env_id!r} ({type(env_id).__name__})")
+    old = _OLD_GYM_ID.match(env_id)
+    if env_id not in gym.registry and old is not None:
+        env_id = f"{old['name']}NoFrameskip-v4"
+    spec = gym.registry.get(env_id)
+    if spec is None or spec.entry_point != ALE_ENTRY_POINT:
+        known = ale_env_ids()
+        games = [env for env in known if env.startswith("ALE/") and env.endswith("-v5")]
+        what = "not a registered env id"
+        if spec is not None:
+            what = f"not an ALE game (its entry point is {spec.entry_point!r})"
+        raise ConfigError(
+            f"atari: env_id {env_id!r} is {what}; supported: any ALE game id, such as "
+            f"{', '.join(games)} (or their <Game>NoFrameskip-v4 forms).{did_you_mean(env_id, known)}"
+        )
+    return env_id
+
+
 def game_of(env_id: str) -> str:
     """The ALE game (ROM id) an env id names: ``'ALE/Pong-v5'`` and ``'PongNoFrameskip-v4'`` both name ``'pong'``.
 
@@ -59,18 +101,7 @@ def game_of(env_id: str) -> str:
     >>> game_of('ALE/SpaceInvaders-v5'), game_of('BreakoutNoFrameskip-v4')
     ('space_invaders', 'breakout')
     """
-    if not isinstance(env_id, str):
-        raise TypeError(f"env_id must be a str such as 'ALE/Pong-v5', got {env_id!r} ({type(env_id).__name__})")
-    try:
-        spec = gym.spec(env_id)
-    except gym.error.Error as err:
-        raise ConfigError(f"env_id {env_id!r} is not a registered env id: {err}") from err
-    if spec.entry_point != ALE_ENTRY_POINT:
-        raise ConfigError(
-            f"env_id {env_id!r} is not an ALE game (its entry point is {spec.entry_point!r}); "
-            "use an ALE id such as 'ALE/Pong-v5' or 'PongNoFrameskip-v4'"
-        )
-    return str(spec.kwargs["game"])
+    return str(gym.spec(registered_ale_id(env_id)).kwargs["game"])
 
 
 def minimal_action_count(game: str) -> int:

@@ -17,9 +17,17 @@ import numpy as np
 from gymnasium import spaces
 
 from ding.envs import ENV_REGISTRY, DingEnvWrapper, EnvSpaces
-from ding.envs.env_wrappers import WrapperChain
+from ding.envs.env_wrappers import WrapperChain, preset_chain
 from ding.errors import ConfigError
-from dizoo.atari.envs.ale_games import RAM_SIZE, SCREEN_HEIGHT, SCREEN_WIDTH, game_of, minimal_action_count
+from dizoo.atari.envs.ale_games import (
+    RAM_SIZE,
+    SCREEN_HEIGHT,
+    SCREEN_WIDTH,
+    game_of,
+    minimal_action_count,
+    registered_ale_id,
+)
+from dizoo.flags import bool_flag
 
 OBS_TYPES = ("rgb", "grayscale")
 _SKIPPING_WRAPPERS = ("max_and_skip", "frame_skip", "action_repeat")
@@ -61,9 +69,37 @@ def _check_atari_config(cfg: Mapping[str, Any]) -> None:
     if cfg.get("env_kwargs"):
         raise ConfigError(
             f"AtariEnv takes no env_kwargs (got {dict(cfg['env_kwargs'])!r}); its options are the config keys "
-            "env_id, repeat_action_probability, obs_type, ram, max_episode_steps and env_wrapper"
+            "env_id, repeat_action_probability, obs_type, ram, frame_stack, max_episode_steps and env_wrapper"
         )
     _episode_limit(cfg)
+    _frame_stack(cfg)
+    bool_flag(cfg, "obs_plus_prev_action_reward", "atari")
+
+
+def _frame_stack(cfg: Mapping[str, Any]) -> int | None:
+    """``frame_stack`` checked against the chain it sets: only ``atari_default`` on the screen has that step."""
+    n = cfg.get("frame_stack")
+    if n is None:
+        return None
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise ConfigError(f"atari: frame_stack must be an int >= 0 (0: no stacking) or None, got {n!r}")
+    if cfg.get("env_wrapper", "atari_default") != "atari_default":
+        raise ConfigError(
+            f"atari: frame_stack={n} sets the frame_stack step of the 'atari_default' chain, but env_wrapper is "
+            f"{cfg.get('env_wrapper')!r}; put ('frame_stack', {{'n_frames': {n}}}) in that chain instead"
+        )
+    if cfg.get("ram"):
+        raise ConfigError(
+            f"atari: frame_stack={n} stacks screen frames; with ram=True the 'atari_default' chain observes one "
+            "RAM state (leave frame_stack None, or give env_wrapper a list with a frame_stack step)"
+        )
+    return int(n)
+
+
+def _with_frame_stack(chain: list[Any], n: int) -> list[Any]:
+    """The chain with its ``frame_stack`` step stacking ``n`` frames (removed for 0)."""
+    out = [item for item in chain if _step_name(item) != "frame_stack"]
+    return [*out, ("frame_stack", {"n_frames": n})] if n else out
 
 
 def _episode_limit(cfg: Mapping[str, Any]) -> int | None:
@@ -76,7 +112,10 @@ def _episode_limit(cfg: Mapping[str, Any]) -> int | None:
 
 
 def _step_name(item: Any) -> str:
-    return str(item["type"] if isinstance(item, Mapping) else item)
+    """The wrapper name of a chain item: a name, a ``(name, kwargs)`` pair or a ``{type, kwargs}`` dict."""
+    if isinstance(item, Mapping):
+        return str(item["type"])
+    return str(item[0] if isinstance(item, (tuple, list)) else item)
 
 
 @ENV_REGISTRY.register("atari")
@@ -91,6 +130,9 @@ class AtariEnv(DingEnvWrapper):
     - ``obs_type``: the screen, ``'rgb'`` (210, 160, 3) or ALE's own ``'grayscale'`` (210, 160).
     - ``ram``: observe the 128-byte RAM instead; with ``env_wrapper='atari_default'`` the chain is
       :func:`atari_ram_chain`, any other chain is applied to the raw ``(128,)`` uint8 RAM.
+    - ``frame_stack`` (DI-engine's key): the number of frames ``atari_default`` stacks (None: 4; 0: none,
+      a single ``(84, 84)`` frame).
+    - ``obs_plus_prev_action_reward`` (DI-engine's key): add the previous action and reward to the observation.
     - ``max_episode_steps``: cut a game after this many steps of the frame-skipping wrapper
       (``time_limit`` right above it, so the start's FIRE presses and the no-op after a lost life
       count too, the reset's no-ops do not); None leaves ALE's cap of 108,000 frames.
@@ -111,6 +153,8 @@ class AtariEnv(DingEnvWrapper):
         "repeat_action_probability": 0.0,
         "obs_type": "rgb",
         "ram": False,
+        "frame_stack": None,
+        "obs_plus_prev_action_reward": False,
         "max_episode_steps": None,
     }
 
@@ -134,8 +178,12 @@ class AtariEnv(DingEnvWrapper):
     @classmethod
     def wrapper_chain(cls, cfg: Mapping[str, Any]) -> WrapperChain:
         chain = cfg.get("env_wrapper", "atari_default")
+        train = bool(cfg.get("is_train", True))
+        n_frames = _frame_stack(cfg)
         if cfg.get("ram") and chain == "atari_default":
-            chain = atari_ram_chain(train=bool(cfg.get("is_train", True)))
+            chain = atari_ram_chain(train=train)
+        elif n_frames is not None:
+            chain = _with_frame_stack(preset_chain("atari_default", train=train), n_frames)
         items = list(super().wrapper_chain({**cfg, "env_wrapper": chain}) or [])  # type: ignore[arg-type]
         limit = _episode_limit(cfg)
         if limit is not None:
@@ -143,12 +191,14 @@ class AtariEnv(DingEnvWrapper):
             names = [_step_name(item) for item in items]
             at = next((i + 1 for i, name in enumerate(names) if name in _SKIPPING_WRAPPERS), 0)
             items.insert(at, {"type": "time_limit", "kwargs": {"max_episode_steps": limit}})
+        if bool_flag(cfg, "obs_plus_prev_action_reward", "atari"):
+            items.append("obs_plus_prev_action_reward")
         return items
 
     def _make_raw_env(self, render: bool = False) -> gym.Env[Any, Any]:
         cfg = self._cfg
         return gym.make(
-            cfg.env_id,
+            registered_ale_id(cfg.env_id),
             frameskip=1,
             repeat_action_probability=float(cfg.repeat_action_probability),
             full_action_space=False,
@@ -156,3 +206,37 @@ class AtariEnv(DingEnvWrapper):
             render_mode="rgb_array" if render else None,
             disable_env_checker=True,
         )
+
+
+MONTEZUMA = "montezuma_revenge"
+
+
+@ENV_REGISTRY.register("atari_mr")
+class AtariEnvMR(AtariEnv):
+    """DI-engine's Montezuma's Revenge env: :class:`AtariEnv` on a Montezuma's Revenge id, each episode seeded anew.
+
+    It runs the same chain as :class:`AtariEnv` (DI-engine builds both with the same DeepMind wrappers) and takes
+    the same keys. What differs, as in DI-engine: ``env_id`` must name Montezuma's Revenge, and every seeded reset
+    draws a fresh episode seed from the env's seed even after ``seed(s, dynamic_seed=False)``, so evaluation
+    episodes start differently too (the game itself is deterministic; the start varies by the reset's no-ops).
+
+    Example:
+        >>> AtariEnvMR.spaces_from_config({}).shapes
+        ((4, 84, 84), 18, (1,))
+    """
+
+    config: ClassVar[dict[str, Any]] = {"env_id": "MontezumaRevengeNoFrameskip-v4"}
+
+    @classmethod
+    def raw_spaces(cls, cfg: Mapping[str, Any]) -> EnvSpaces:
+        game = game_of(cfg["env_id"])
+        if game != MONTEZUMA:
+            raise ConfigError(
+                f"atari_mr: env_id {cfg['env_id']!r} is the game {game!r}; this env plays Montezuma's Revenge "
+                "('MontezumaRevengeNoFrameskip-v4', 'ALE/MontezumaRevenge-v5'); use env type 'atari' for other games"
+            )
+        return super().raw_spaces(cfg)
+
+    def seed(self, seed: int, dynamic_seed: bool = True) -> None:
+        """Seed the env; episodes always get fresh seeds drawn from ``seed`` (DI-engine's behaviour for this env)."""
+        super().seed(seed, dynamic_seed=True)

@@ -21,6 +21,17 @@ def _positive_int(cfg: Mapping[str, Any], key: str) -> int:
     return value
 
 
+def _check_env_id(cfg: Mapping[str, Any]) -> str:
+    """The task's label ``dmc:<domain>-<task>``; ``env_id`` must be None or that label."""
+    label = f"dmc:{cfg.get('domain_name')}-{cfg.get('task_name')}"
+    if cfg.get("env_id") not in (None, label):
+        raise ConfigError(
+            f"env.env_id {cfg['env_id']!r}: dm_control tasks are named by domain_name and task_name; "
+            f"leave env_id unset (it becomes {label!r})"
+        )
+    return label
+
+
 @ENV_REGISTRY.register("dmc")
 class DMCEnv(DingEnvWrapper):
     """A dm_control suite task (``domain_name``, ``task_name``) through :class:`DMCAdapter`.
@@ -71,17 +82,12 @@ class DMCEnv(DingEnvWrapper):
     def __init__(self, cfg: Mapping[str, Any] | None = None) -> None:
         cfg = dict(cfg or {})
         defaults = type(self).default_config()
-        label = f"dmc:{cfg.get('domain_name', defaults.domain_name)}-{cfg.get('task_name', defaults.task_name)}"
-        if cfg.get("env_id") not in (None, label):
-            raise ConfigError(
-                f"env.env_id {cfg['env_id']!r}: dm_control tasks are named by domain_name and task_name; "
-                f"leave env_id unset (it becomes {label!r})"
-            )
-        cfg["env_id"] = label
+        cfg["env_id"] = _check_env_id({**defaults, **cfg})
         super().__init__(cfg=cfg)
 
     @classmethod
     def raw_spaces(cls, cfg: Mapping[str, Any]) -> EnvSpaces:
+        _check_env_id(cfg)
         observation, action = dmc_spaces(
             str(cfg.get("domain_name")),
             str(cfg.get("task_name")),

@@ -18,7 +18,10 @@ from gymnasium import spaces
 
 from ding.envs import ENV_REGISTRY, DingEnvWrapper, EnvSpaces
 from ding.envs.env_wrappers import WrapperChain
-from ding.errors import ConfigError, unknown_name_message
+from ding.errors import ConfigError
+from dizoo.env_ids import check_env_id
+from dizoo.flags import bool_flag
+from dizoo.gif_replay import GIF_REPLAY_CONFIG, gif_replay_dir, with_gif_replay
 from dizoo.mujoco.gl import use_headless_gl
 
 use_headless_gl()
@@ -105,9 +108,7 @@ def mujoco_env_spec(env_id: str, env_kwargs: Mapping[str, Any]) -> MujocoEnvSpec
     >>> mujoco_env_spec('Ant-v5', {'include_cfrc_ext_in_observation': False}).cfrc_ext_size
     78
     """
-    if env_id not in MUJOCO_ENVS:
-        raise ConfigError(unknown_name_message("MuJoCo env_id", env_id, MUJOCO_ENVS))
-    spec = MUJOCO_ENVS[env_id]
+    spec = MUJOCO_ENVS[check_env_id(env_id, MUJOCO_ENVS, "mujoco")]
     if not isinstance(env_kwargs, Mapping):
         raise TypeError(f"env_kwargs must be a dict, got {type(env_kwargs).__name__} {env_kwargs!r}")
     for key in env_kwargs:
@@ -134,11 +135,11 @@ def mujoco_raw_spaces(env_id: str, env_kwargs: Mapping[str, Any]) -> EnvSpaces:
     )
 
 
-def _section(cfg: Mapping[str, Any], key: str) -> Mapping[str, Any]:
-    value = cfg.get(key) or {}
-    if not isinstance(value, Mapping):
-        raise TypeError(f"env.{key} must be a dict such as {{'use_norm': True}}, got {type(value).__name__} {value!r}")
-    return value
+def _delay_reward_step(cfg: Mapping[str, Any]) -> int:
+    value = cfg.get("delay_reward_step", 0)
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise ConfigError(f"mujoco: delay_reward_step must be an int >= 0 (0 and 1: no delay), got {value!r}")
+    return int(value)
 
 
 @ENV_REGISTRY.register("mujoco")
@@ -155,13 +156,22 @@ class MujocoEnv(DingEnvWrapper):
     - ``norm_reward``: with ``use_norm`` and while training, the ``reward_norm`` wrapper divides rewards by the
       running std of the return discounted by ``reward_discount``. ``info['eval_episode_return']`` always sums
       the env's own rewards.
+    - ``delay_reward_step``: above 1, rewards are held back and released as sums every that many steps and at
+      the episode's end (``delay_reward``).
     - ``act_scale``: the agent acts in [-1, 1] through ``normalized_action`` (which also clips).
+    - ``action_clip``: clip the agent's actions to the action bounds (``continuous_action_clip``).
+    - ``action_bins_per_branch``: n > 1 makes each action dimension a choice of n evenly spaced values from its
+      low to its high bound (``discrete_action``: ``MultiDiscrete([n] * k)``), DI-engine's mapping for
+      branching policies.
+    - ``save_replay_gif``, ``replay_path_gif``: save each episode as a GIF in that directory.
 
     Example:
         >>> MujocoEnv.spaces_from_config({'env_id': 'Ant-v5'}).observation
         Box(-inf, inf, (105,), float32)
         >>> MujocoEnv.spaces_from_config({'env_id': 'Hopper-v5', 'norm_obs': {'use_norm': True}}).observation
         Box(-5.0, 5.0, (11,), float32)
+        >>> MujocoEnv.spaces_from_config({'env_id': 'Hopper-v5', 'action_bins_per_branch': 5}).action
+        MultiDiscrete([5 5 5])
     """
 
     config: ClassVar[dict[str, Any]] = {
@@ -171,7 +181,11 @@ class MujocoEnv(DingEnvWrapper):
         "max_episode_steps": 1000,
         "norm_obs": {"use_norm": False, "clip_range": [-5.0, 5.0], "warmup": 30},
         "norm_reward": {"use_norm": False, "reward_discount": 0.99, "warmup": 30},
+        "delay_reward_step": 0,
         "act_scale": True,
+        "action_clip": False,
+        "action_bins_per_branch": None,
+        **GIF_REPLAY_CONFIG,
     }
 
     def __init__(self, cfg: Mapping[str, Any] | None = None) -> None:
@@ -179,32 +193,54 @@ class MujocoEnv(DingEnvWrapper):
 
     @classmethod
     def raw_spaces(cls, cfg: Mapping[str, Any]) -> EnvSpaces:
+        gif_replay_dir(cfg, "mujoco")  # checked with the rest of the config
         return mujoco_raw_spaces(str(cfg.get("env_id")), cfg.get("env_kwargs") or {})
 
     @classmethod
     def wrapper_chain(cls, cfg: Mapping[str, Any]) -> WrapperChain:
         chain: list[Any] = list(super().wrapper_chain(cfg) or [])  # type: ignore[arg-type]
-        norm_obs = _section(cfg, "norm_obs")
+        norm_obs = cfg.get("norm_obs") or {}
         if norm_obs.get("use_norm"):
             clip = norm_obs.get("clip_range", (-5.0, 5.0))
             kwargs = {"clip_range": None if clip is None else tuple(clip), "warmup": norm_obs.get("warmup", 30)}
             chain.append({"type": "obs_norm", "kwargs": kwargs})
-        norm_reward = _section(cfg, "norm_reward")
+        norm_reward = cfg.get("norm_reward") or {}
         if norm_reward.get("use_norm") and cfg.get("is_train", True):
             kwargs = {
                 "reward_discount": norm_reward.get("reward_discount", 0.99),
                 "warmup": norm_reward.get("warmup", 30),
             }
             chain.append({"type": "reward_norm", "kwargs": kwargs})
-        if cfg.get("act_scale", True):
-            chain.append("normalized_action")
-        return chain
+        delay = _delay_reward_step(cfg)
+        if delay > 1:
+            chain.append({"type": "delay_reward", "kwargs": {"delay_reward_step": delay}})
+        return chain + cls.action_steps(cfg)
+
+    @classmethod
+    def action_steps(cls, cfg: Mapping[str, Any]) -> list[Any]:
+        """The wrapper steps between the agent's actions and the simulator's (outermost last)."""
+        steps: list[Any] = []
+        if bool_flag(cfg, "act_scale", "mujoco", default=True):
+            steps.append("normalized_action")
+        bins = cfg.get("action_bins_per_branch")
+        clip = bool_flag(cfg, "action_clip", "mujoco")
+        if bins is not None:
+            if clip:
+                raise ConfigError(
+                    "mujoco: action_clip=True with action_bins_per_branch: discrete actions always map onto values "
+                    "within the bounds, so there is nothing to clip; leave action_clip False"
+                )
+            steps.append({"type": "discrete_action", "kwargs": {"bins": bins}})
+        elif clip:
+            steps.append("continuous_action_clip")
+        return steps
 
     def _make_raw_env(self, render: bool = False) -> gym.Env[Any, Any]:
         kwargs = dict(self._cfg.env_kwargs or {})
-        if render:
+        if render or gif_replay_dir(self._cfg, "mujoco") is not None:
             kwargs["render_mode"] = "rgb_array"
         steps = self._cfg.max_episode_steps
         if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 1):
             raise ConfigError(f"max_episode_steps must be a positive int or None, got {steps!r}")
-        return gym.make(self._cfg.env_id, max_episode_steps=steps, **kwargs)
+        env = gym.make(self._cfg.env_id, max_episode_steps=steps, **kwargs)
+        return with_gif_replay(env, self._cfg, "mujoco", str(self._cfg.env_id))

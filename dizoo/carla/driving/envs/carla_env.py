@@ -18,7 +18,6 @@ import gymnasium as gym
 import numpy as np
 
 from ding.envs import ENV_REGISTRY, DingEnvWrapper, EnvSpaces
-from ding.envs.base_env import COMMON_ENV_CONFIG
 from ding.envs.env_wrappers import WrapperChain
 from dizoo.carla.driving.envs.client import CarlaSession
 from dizoo.carla.driving.envs.control import ACTION_SPACE, vehicle_control_from_action
@@ -37,9 +36,6 @@ from dizoo.carla.driving.envs.sensors import (
     observation_space,
 )
 from dizoo.carla.driving.envs.settings import CARLA_CONFIG, CarlaSettings, parse_settings
-
-# Keys DingEnvWrapper itself declares, accepted at the top level of a carla config.
-_WRAPPER_KEYS = {"env_kwargs": {}, **COMMON_ENV_CONFIG}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -150,7 +146,8 @@ class CarlaEnv(DingEnvWrapper):
     @classmethod
     def settings(cls, cfg: Mapping[str, Any]) -> CarlaSettings:
         """The checked settings of a config (unknown keys and bad values raise ``ConfigError``)."""
-        return parse_settings(cfg, extra_keys=_WRAPPER_KEYS)
+        extra = {key: value for key, value in cls.default_config().items() if key not in CARLA_CONFIG}
+        return parse_settings(cfg, extra_keys=extra)
 
     @classmethod
     def raw_spaces(cls, cfg: Mapping[str, Any]) -> EnvSpaces:

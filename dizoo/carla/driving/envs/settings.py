@@ -1,7 +1,8 @@
 """The CARLA env's config: declared defaults and a strict parser into frozen settings.
 
-Every key is checked: an unknown key (at any depth) is a ``ConfigError`` naming it, the keys known there and a
-close match; a value of the wrong type or range names the key, the value and what is accepted.
+Every key is checked: an unknown key (at any depth, through ding's strict config merge) is a ``ConfigError`` naming
+it, the keys known there and a close match; a value of the wrong type or range names the key, the value and what is
+accepted.
 
 Example:
     >>> s = parse_settings({**CARLA_CONFIG, 'servers': ['10.0.0.5:2000', {'host': 'localhost', 'port': 2002}]})
@@ -18,7 +19,9 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from ding.errors import ConfigError, did_you_mean
+from ding.errors import ConfigError
+from ding.utils.merge import deep_merge_dicts
+from dizoo.env_ids import check_env_id
 
 CARLA_CONFIG: dict[str, Any] = {
     "env_id": "carla",  # a label only
@@ -112,15 +115,6 @@ class CarlaSettings:
     termination: TerminationSettings
 
 
-def _check_keys(section: Mapping[str, Any], known: Mapping[str, Any], where: str) -> None:
-    for key in section:
-        if key not in known:
-            raise ConfigError(
-                f"unknown key {where}{key} in the carla config; known: {', '.join(sorted(known))}."
-                f"{did_you_mean(str(key), known)}"
-            )
-
-
 def _number(value: Any, key: str, *, positive: bool = False, minimum: float | None = None) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise ConfigError(f"{key} must be a finite number, got {value!r}")
@@ -161,7 +155,7 @@ def parse_endpoint(item: Any, where: str = "servers[0]") -> tuple[str, int]:
             raise ConfigError(f"{where} must look like 'host:port', got {item!r}")
         host, port = host.strip("[]"), int(port_text)
     elif isinstance(item, Mapping):
-        _check_keys(item, {"host": None, "port": None}, f"{where}.")
+        deep_merge_dicts({"host": None, "port": None}, item, strict=True, path=where)  # unknown keys raise
         if "host" not in item or "port" not in item:
             raise ConfigError(f"{where} needs both 'host' and 'port', got {dict(item)!r}")
         host, port = _text(item["host"], f"{where}.host"), item["port"]
@@ -180,24 +174,17 @@ def _servers(value: Any) -> tuple[tuple[str, int], ...]:
     return tuple(parse_endpoint(item, f"servers[{i}]") for i, item in enumerate(value))
 
 
-def _section(cfg: Mapping[str, Any], name: str) -> Mapping[str, Any]:
-    value = cfg.get(name, CARLA_CONFIG[name])
-    if not isinstance(value, Mapping):
-        raise ConfigError(f"{name} must be a dict with keys {sorted(CARLA_CONFIG[name])}, got {value!r}")
-    _check_keys(value, CARLA_CONFIG[name], f"{name}.")
-    return {**CARLA_CONFIG[name], **value}
-
-
 def parse_settings(cfg: Mapping[str, Any], extra_keys: Mapping[str, Any] | None = None) -> CarlaSettings:
     """Check a CARLA env config strictly and return its settings.
 
-    ``extra_keys`` are further top-level keys the config may hold (the common env keys); missing keys take
-    their defaults from :data:`CARLA_CONFIG`.
+    ``cfg`` is merged strictly into :data:`CARLA_CONFIG` (missing keys take its defaults); ``extra_keys`` are
+    further top-level keys the config may hold (the common env keys).
     """
-    _check_keys(cfg, {**CARLA_CONFIG, **(extra_keys or {})}, "")
-    get = {**CARLA_CONFIG, **cfg}.__getitem__
-    camera, birdview, nav = _section(cfg, "camera"), _section(cfg, "birdview"), _section(cfg, "navigation")
-    reward, term = _section(cfg, "reward"), _section(cfg, "termination")
+    full = deep_merge_dicts({**CARLA_CONFIG, **(extra_keys or {})}, cfg, strict=True, path="env")
+    get = full.__getitem__
+    camera, birdview, nav = full["camera"], full["birdview"], full["navigation"]
+    reward, term = full["reward"], full["termination"]
+    check_env_id(get("env_id"), ["carla"], "carla")
     town = get("town")
     _flag(get("act_scale"), "act_scale")
     return CarlaSettings(

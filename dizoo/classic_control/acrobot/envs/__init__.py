@@ -1,3 +1,3 @@
-from dizoo.classic_control.acrobot.envs.acrobot_env import AcrobotEnv
+from dizoo.classic_control.acrobot.envs.acrobot_env import AcroBotEnv, AcrobotEnv
 
-__all__ = ["AcrobotEnv"]
+__all__ = ["AcroBotEnv", "AcrobotEnv"]

@@ -13,9 +13,11 @@ from gymnasium.envs.classic_control import AcrobotEnv as GymAcrobot
 from gymnasium.wrappers import TimeLimit
 
 from ding.envs import ENV_REGISTRY, DingEnvWrapper, EnvSpaces
+from dizoo.env_ids import check_env_id
 
 # cos/sin of both joint angles, then the two angular velocities (bounded at 4 pi and 9 pi rad/s).
 _OBS_HIGH = np.array([1.0, 1.0, 1.0, 1.0, 4 * math.pi, 9 * math.pi], dtype=np.float32)
+ACROBOT_IDS = ("Acrobot-v1",)
 
 
 @ENV_REGISTRY.register("acrobot")
@@ -36,8 +38,13 @@ class AcrobotEnv(DingEnvWrapper):
 
     @classmethod
     def raw_spaces(cls, cfg: Mapping[str, Any]) -> EnvSpaces:
+        check_env_id(cfg.get("env_id", "Acrobot-v1"), ACROBOT_IDS, "acrobot")
         return EnvSpaces(spaces.Box(-_OBS_HIGH, _OBS_HIGH, dtype=np.float32), spaces.Discrete(3))
 
     def _make_raw_env(self, render: bool = False) -> gym.Env[Any, Any]:
         env = GymAcrobot(render_mode="rgb_array" if render else None)
         return TimeLimit(env, max_episode_steps=int(self._cfg.max_episode_steps))
+
+
+AcroBotEnv = AcrobotEnv
+"""DI-engine's spelling of the class name."""
