@@ -3,16 +3,20 @@
 Envs whose workers are still busy when ``step`` returns stay in flight; their results are
 delivered by a later ``step`` call, exactly once. While in flight an env (and every env sharing
 its worker) is not in ``ready_obs``. Calling ``step`` with no actions collects in-flight results.
+A step that would leave no env to act on while some are in flight waits for one more result
+(as DI-engine's does), so ``ready_obs`` is empty after ``step`` only when nothing is in flight.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from ding.envs.env_manager.state import EnvState
 from ding.envs.env_manager.subprocess_manager import SyncSubprocessEnvManager, WorkerFault
+from ding.envs.env_manager.worker import Command
 from ding.envs.timestep import BaseEnvTimestep
 from ding.errors import EnvManagerError
 
@@ -31,6 +35,8 @@ class AsyncSubprocessEnvManager(SyncSubprocessEnvManager):
     """
 
     manager_type = "async_subprocess"
+    partial_batches = True
+    config: ClassVar[dict[str, Any]] = {**SyncSubprocessEnvManager.config, "wait_num": 2, "step_wait_timeout": 0.01}
 
     def __init__(self, env_fn: Any, cfg: Mapping[str, Any] | None = None) -> None:
         super().__init__(env_fn, cfg)
@@ -79,14 +85,18 @@ class AsyncSubprocessEnvManager(SyncSubprocessEnvManager):
             if not self._in_flight:
                 raise ValueError(f"step() got no actions and no env is in flight; ready env ids: {self.ready_obs_id}")
             early = {}
-        timesteps = self._receive(early)
-        for env_id, timestep in timesteps.items():
-            self._after_step(env_id, timestep)
+        in_flight = len(self.in_flight_env_ids)
+        wanted = in_flight if self._wait_num is None or self._wait_num == math.inf else int(self._wait_num)
+        timesteps = self._receive(early, min(wanted, in_flight), self._step_wait_timeout)
+        while self._in_flight and not self.ready_obs_id:  # nothing to act on: wait for one more result
+            timesteps.update(self._receive({}, 1, None))
+        self._raise_fatal()
         return timesteps
 
-    def _receive(self, early: dict[int, WorkerFault]) -> dict[int, BaseEnvTimestep]:
-        wait_num = min(int(self._cfg.wait_num or 1), len(self.in_flight_env_ids))
-        wait_timeout = self._cfg.step_wait_timeout
+    def _receive(
+        self, early: dict[int, WorkerFault], wait_num: int, wait_timeout: float | None
+    ) -> dict[int, BaseEnvTimestep]:
+        """Collect results until ``wait_num`` envs have them (``wait_timeout`` caps the wait once one has)."""
         start = time.monotonic()
         replies: dict[int, Any] = dict(early)
         while True:
@@ -98,13 +108,17 @@ class AsyncSubprocessEnvManager(SyncSubprocessEnvManager):
             budget = None if wait_timeout is None else wait_timeout - (now - start)
             if budget is not None and budget <= 0 and got > 0:
                 break
-            step_deadline = min(self._in_flight[w][0] for w in pending) + (self._cfg.step_timeout or 1e9) - now
+            step_deadline = min(self._in_flight[w][0] for w in pending) + (self._step_timeout or 1e9) - now
             timeout = max(0.0, step_deadline if budget is None or got == 0 else min(budget, step_deadline))
             replies.update(self._collect_any(pending, timeout))
         timesteps: dict[int, BaseEnvTimestep] = {}
         for w, reply in replies.items():
             _, actions = self._in_flight.pop(w)
             timesteps.update(self._gather(actions, {w: reply}))
+        for env_id, timestep in timesteps.items():
+            if env_id in self._failures and not timestep.info.get("abnormal", False):
+                del self._failures[env_id]
+            self._after_step(env_id, timestep)
         return timesteps
 
     def _collect_any(self, workers: list[int], timeout: float) -> dict[int, Any]:
@@ -120,9 +134,9 @@ class AsyncSubprocessEnvManager(SyncSubprocessEnvManager):
         ready = connection.wait(list(waitables), timeout)
         answered = sorted({waitables[obj] for obj in ready})
         results: dict[int, Any] = dict(self._collect(answered, 0.5)) if answered else {}
-        if not ready and self._cfg.step_timeout is not None:
+        if not ready and self._step_timeout is not None:
             now = time.monotonic()
-            overdue = [w for w in workers if now - self._in_flight[w][0] >= self._cfg.step_timeout]
+            overdue = [w for w in workers if now - self._in_flight[w][0] >= self._step_timeout]
             results.update(self._collect(overdue, 0.0))
         return results
 
@@ -137,10 +151,18 @@ class AsyncSubprocessEnvManager(SyncSubprocessEnvManager):
         for w in sorted({self._worker_of[i] for i in env_ids}):
             if w in self._in_flight:
                 _, actions = self._in_flight.pop(w)
-                reply = self._collect([w], self._cfg.step_timeout)[w]
+                reply = self._collect([w], self._step_timeout)[w]
                 for env_id, timestep in self._gather(actions, {w: reply}).items():
                     if timestep.done:
-                        self._states[env_id] = EnvState.RESET
+                        self._env_states[env_id] = EnvState.RESET
+
+    def _request(self, w: int, command: Command, timeout: float | None = None) -> Any:
+        if w in getattr(self, "_in_flight", {}):
+            raise EnvManagerError(
+                f"envs {self._groups[w]} have a step in flight; collect its results with step({{}}) before "
+                f"{command.name!r}"
+            )
+        return super()._request(w, command, timeout)
 
     def close(self) -> None:
         getattr(self, "_in_flight", {}).clear()

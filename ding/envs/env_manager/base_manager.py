@@ -3,130 +3,66 @@
 It defines the semantics every manager shares (the conformance suite checks them):
 
 - ``launch`` builds and resets every env; ``ready_obs`` holds the observation of each env waiting
-  for an action; ``step({env_id: action})`` steps those envs and returns their timesteps.
+  for an action; ``step({env_id: action})`` steps those envs and returns their timesteps. A
+  manager is ``closed`` before ``launch`` and after ``close``, and can be launched again.
 - With ``auto_reset`` an env whose episode ended is reset inside the same ``step`` call, so its
   next ``ready_obs`` entry is the new episode's first observation; without it the env waits in
-  ``DONE_EPISODE`` until ``reset({env_id: ...})``.
-- After ``episode_num`` completed episodes an env is ``DONE`` and leaves ``ready_obs``; ``done`` is
-  true when every env is.
-- A fault (an exception in reset or step) ends the env's episode with an *abnormal* timestep
-  (``done=True``, ``info['abnormal'] = True``, ``info['error']`` the error text) and, while the env
-  has retries left (``max_retry``), resets it (``retry_type='reset'``) or builds it anew
-  (``'renew'``). Abnormal episodes do not count towards ``episode_num``. Past ``max_retry`` the
-  manager closes and raises :class:`~ding.errors.EnvStepError`.
+  ``NEED_RESET`` until ``reset({env_id: ...})``.
+- After ``episode_num`` completed episodes (counted from ``launch``) an env is ``DONE`` and
+  leaves ``ready_obs``; ``done`` is true when every env is.
+- A fault (an exception in reset or step, a call past its timeout, a dead or hung worker) ends the
+  env's episode with an *abnormal* timestep (``done=True``, ``info['abnormal'] = True``,
+  ``info['error']`` the error text) and the env is reset (``retry_type='reset'``) or built anew
+  (``'renew'``). Abnormal episodes do not count towards ``episode_num``. ``max_retry`` is the
+  number of attempts: when an env's consecutive failures (since its last successful step or the
+  caller's last reset of it) reach it, the env is ``ERROR`` and the call raises; the manager stays
+  open, the other envs keep their steps, and ``reset`` revives the env. A failed ``launch``
+  leaves the manager closed.
+
+Envs whose constructors declare their spaces are checked against them (actions included); other
+envs (DI-engine's style) have their spaces read from one built instance (``env_ref``) and check
+their own actions.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-import os
+import copy
+import functools
+import math
+import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 from easydict import EasyDict
 from gymnasium import spaces
 
 from ding.envs.conversion import Converter, action_converter
-from ding.envs.env_manager.config import manager_default_config
+from ding.envs.env_manager.batch import BatchTimestep, ObsBatch, stack_obs
 from ding.envs.env_manager.env_fn import EnvFn, common_spaces
+from ding.envs.env_manager.env_thread import CallTimeout, EnvThread
+from ding.envs.env_manager.fanout import METHOD_NAME_LIST, describe_attribute, fan_out_values
+from ding.envs.env_manager.inputs import check_actions, check_reset_param
+from ding.envs.env_manager.settings import (
+    IDENTITY_KEYS,
+    check_identity_keys,
+    check_manager_config,
+    expand_seeds,
+    replay_dirs,
+    reset_wait,
+    seed_env,
+)
 from ding.envs.env_manager.state import EnvState
+from ding.envs.probe import read_spaces
 from ding.envs.spaces import EnvSpaces
 from ding.envs.timestep import BaseEnvTimestep
-from ding.errors import ConfigError, EnvManagerError, EnvSpecError, EnvStepError
+from ding.errors import EnvManagerError, EnvSpecError, EnvStepError, ManagerStateError, WorkerTimeoutError
+from ding.utils.merge import deep_merge_dicts
 
-RETRY_TYPES = ("reset", "renew")
-CONTEXTS = ("fork", "spawn", "forkserver")
-
-
-@dataclasses.dataclass(frozen=True)
-class BatchTimestep:
-    """One step of every env as arrays with a leading env axis (what vectorized trainers consume).
-
-    ``obs`` holds each env's next observation: the new episode's first one where an episode ended
-    and the env was reset; ``final_obs`` maps the env ids whose episode ended to its last one.
-    """
-
-    obs: Any
-    reward: np.ndarray
-    done: np.ndarray
-    terminated: np.ndarray
-    truncated: np.ndarray
-    info: list[dict[str, Any]]
-    final_obs: dict[int, Any]
-
-
-@dataclasses.dataclass(frozen=True)
-class ObsBatch:
-    """Observations of several envs stacked on a leading axis, with the env id of each row."""
-
-    env_ids: np.ndarray
-    obs: Any
-
-
-def check_manager_config(cfg: Mapping[str, Any]) -> None:
-    """Reject manager settings outside their accepted values, naming the key and value."""
-    if cfg["retry_type"] not in RETRY_TYPES:
-        raise ConfigError(f"env.manager.retry_type must be one of {RETRY_TYPES}, got {cfg['retry_type']!r}")
-    if cfg["context"] is not None and cfg["context"] not in CONTEXTS:
-        raise ConfigError(f"env.manager.context must be one of {CONTEXTS}, got {cfg['context']!r}")
-    if not isinstance(cfg["max_retry"], int) or cfg["max_retry"] < 0:
-        raise ConfigError(f"env.manager.max_retry must be an int >= 0, got {cfg['max_retry']!r}")
-    if not isinstance(cfg["envs_per_worker"], int) or cfg["envs_per_worker"] < 1:
-        raise ConfigError(f"env.manager.envs_per_worker must be an int >= 1, got {cfg['envs_per_worker']!r}")
-    episode_num = cfg["episode_num"]
-    if not (episode_num == float("inf") or (isinstance(episode_num, int) and episode_num >= 1)):
-        raise ConfigError(f"env.manager.episode_num must be an int >= 1 or inf, got {episode_num!r}")
-    for key in ("step_timeout", "reset_timeout", "step_wait_timeout"):
-        value = cfg[key]
-        if value is not None and (not isinstance(value, (int, float)) or value <= 0):
-            raise ConfigError(f"env.manager.{key} must be a positive number of seconds or None, got {value!r}")
-
-
-def stack_obs(items: Sequence[Any]) -> Any:
-    """Stack observations (arrays, or dicts/tuples of arrays) on a new leading axis."""
-    first = items[0]
-    if isinstance(first, Mapping):
-        return {key: stack_obs([item[key] for item in items]) for key in first}
-    if isinstance(first, tuple):
-        return tuple(stack_obs([item[i] for item in items]) for i in range(len(first)))
-    return np.stack([np.asarray(item) for item in items])
-
-
-def _seed_value(value: Any, where: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(
-            f"{where} (the seed of env {where[5:-1]}) must be an int, got {value!r} ({type(value).__name__})"
-        )
-    return int(value)
-
-
-def expand_seeds(seed: int | Sequence[int] | Mapping[int, int], env_num: int) -> dict[int, int]:
-    """Seeds per env id: an int gives ``seed + env_id``; a list gives one per env; a dict gives some envs theirs."""
-    if isinstance(seed, Mapping):
-        for env_id in seed:
-            if not isinstance(env_id, int) or not 0 <= env_id < env_num:
-                raise ValueError(f"seed dict names env id {env_id!r}; accepted ids: 0..{env_num - 1}")
-        return {int(k): _seed_value(v, f"seed[{k}]") for k, v in seed.items()}
-    if isinstance(seed, (list, tuple)):
-        if len(seed) != env_num:
-            raise ValueError(f"seed list has {len(seed)} entries for {env_num} envs")
-        return {i: _seed_value(s, f"seed[{i}]") for i, s in enumerate(seed)}
-    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
-        return {i: int(seed) + i for i in range(env_num)}
-    raise TypeError(f"seed must be an int, a list of ints or a dict {{env_id: int}}, got {seed!r}")
-
-
-def replay_dirs(replay_path: str | Sequence[str], env_num: int) -> list[str]:
-    """One replay directory per env: a list as given, or ``<path>/env<i>`` for a single path."""
-    if isinstance(replay_path, str):
-        return [replay_path] if env_num == 1 else [os.path.join(replay_path, f"env{i}") for i in range(env_num)]
-    paths = list(replay_path)
-    if len(paths) != env_num:
-        raise ValueError(f"replay_path list has {len(paths)} entries for {env_num} envs")
-    return paths
+__all__ = ["BaseEnvManager", "BatchTimestep", "ObsBatch", "stack_obs"]
+R = TypeVar("R")
 
 
 class BaseEnvManager:
@@ -146,14 +82,62 @@ class BaseEnvManager:
     """
 
     manager_type = "base"
+    partial_batches = False
+    """Whether ``step`` may return before every stepped env has its result (async managers)."""
+    config: ClassVar[dict[str, Any]] = {
+        "episode_num": math.inf,  # episodes each env plays before it is DONE
+        "max_retry": 2,  # attempts per failure (1 = no retry)
+        "retry_type": "reset",  # "reset" the failed env, or "renew" (rebuild) it
+        "auto_reset": True,  # reset an env inside the step that ended its episode
+        "step_timeout": None,  # seconds a step may take (None: no limit; set: envs run on per-env threads)
+        "reset_timeout": None,  # seconds a reset may take (likewise)
+        "connect_timeout": None,  # seconds workers may take to start, and any reset to answer
+        "retry_waiting_time": 0.1,  # seconds to wait before retrying a failed reset
+        "reset_inplace": False,  # accepted for DI-engine configs: ding always resets within the step
+        "copy_on_get": True,  # observations read from shared memory are copies
+        "shared_memory": False,  # observations, rewards and flags in shared memory (process managers)
+        "context": None,  # start method of worker processes: fork, spawn, forkserver
+        "wait_num": math.inf,  # results an async step waits for (inf: every env)
+        "step_wait_timeout": None,  # seconds an async step waits for wait_num results
+        "envs_per_worker": 1,  # envs each worker process holds
+    }
+    """Declared defaults: the keys this manager accepts (``default_config`` returns a copy)."""
+
+    @classmethod
+    def default_config(cls) -> EasyDict:
+        """A copy of the declared defaults, with DI-engine's ``cfg_type`` tag.
+
+        >>> BaseEnvManager.default_config().cfg_type
+        'BaseEnvManagerDict'
+        """
+        cfg = EasyDict(copy.deepcopy(cls.config))
+        cfg.cfg_type = f"{cls.__name__}Dict"
+        return cfg
 
     def __init__(self, env_fn: Sequence[EnvFn], cfg: Mapping[str, Any] | None = None) -> None:
-        from ding.utils.merge import deep_merge_dicts
-
-        defaults = manager_default_config(self.manager_type)
-        user = {k: v for k, v in dict(cfg or {}).items() if not (k == "type" and v == self.manager_type)}
-        self._cfg = EasyDict(deep_merge_dicts(defaults, user, strict=True, path="env.manager"))
-        check_manager_config(self._cfg)
+        user = dict(cfg or {})
+        check_identity_keys(user, [self.manager_type])
+        merged = deep_merge_dicts(
+            type(self).config,
+            {k: v for k, v in user.items() if k not in IDENTITY_KEYS},
+            strict=True,
+            path="env.manager",
+        )
+        check_manager_config(merged, partial_batches=self.partial_batches)
+        self._episode_num: float = merged.pop("episode_num")
+        self._max_retry: int = merged.pop("max_retry")
+        self._retry_type: str = merged.pop("retry_type")
+        self._auto_reset: bool = merged.pop("auto_reset")
+        self._step_timeout: float | None = merged.pop("step_timeout")
+        self._reset_timeout: float | None = merged.pop("reset_timeout")
+        self._connect_timeout: float | None = merged.pop("connect_timeout")
+        self._retry_waiting_time: float = merged.pop("retry_waiting_time")
+        self._reset_inplace: bool = merged.pop("reset_inplace")
+        self._copy_on_get: bool = merged.pop("copy_on_get")
+        self._wait_num: float | None = merged.pop("wait_num")
+        self._step_wait_timeout: float | None = merged.pop("step_wait_timeout")
+        self._cfg = EasyDict(merged)
+        """The remaining settings (how workers run); the ones above are attributes, read where they apply."""
         self._env_fns: list[EnvFn] = list(env_fn)
         if not self._env_fns:
             raise ValueError("an env manager needs at least one env constructor")
@@ -161,17 +145,24 @@ class BaseEnvManager:
             raise TypeError("env_fn must be a list of callables that build envs")
         self._env_num = len(self._env_fns)
         self._spaces: EnvSpaces | None = common_spaces(self._env_fns)
-        self._states = [EnvState.VOID] * self._env_num
+        self._spaces_declared = self._spaces is not None
+        """True when the constructors state the spaces: actions are checked and laid out in shared memory."""
+        self._env_states = dict.fromkeys(range(self._env_num), EnvState.VOID)
+        self._env_episode_count = dict.fromkeys(range(self._env_num), 0)
+        self._failures: dict[int, int] = {}  # env id -> consecutive failed attempts
+        self._fatal: list[EnvManagerError] = []  # failures past max_retry, raised when the call ends
         self._seeds: dict[int, int] = {}
-        self._dynamic_seed = True
-        self._episode_count = [0] * self._env_num
-        self._retry_count = [0] * self._env_num
+        self._dynamic_seed: bool | None = None
         self._ready_obs: dict[int, Any] = {}
         self._replay_dirs: list[str] | None = None
-        self._launched = False
-        self._closed = False
+        self._closed = True
+        self._launches = 0
+        self._launching = False
         self._action_check: Converter | None = None
         self._envs: list[Any] = []
+        self._reference: Any = None  # env_ref, built on first use
+        self._threads: dict[int, EnvThread] = {}
+        self._stuck: set[int] = set()  # envs whose call overran its timeout: abandoned, rebuilt before use
 
     # ----- properties ----------------------------------------------------------------------------
     @property
@@ -180,7 +171,7 @@ class BaseEnvManager:
 
     @property
     def env_states(self) -> dict[int, EnvState]:
-        return dict(enumerate(self._states))
+        return dict(self._env_states)
 
     @property
     def ready_obs(self) -> dict[int, Any]:
@@ -201,7 +192,16 @@ class BaseEnvManager:
     @property
     def done(self) -> bool:
         """True once every env has completed ``episode_num`` episodes."""
-        return all(state in (EnvState.DONE, EnvState.CLOSED) for state in self._states)
+        return all(state is EnvState.DONE for state in self._env_states.values())
+
+    def env_state_done(self, env_id: int) -> bool:
+        """Whether env ``env_id`` has played its ``episode_num`` episodes."""
+        return self._env_states[env_id] is EnvState.DONE
+
+    @property
+    def method_name_list(self) -> list[str]:
+        """Env methods that ``manager.<name>(...)`` calls on every env; a subclass may extend the list."""
+        return list(METHOD_NAME_LIST)
 
     @property
     def worker_pids(self) -> list[int | None]:
@@ -215,19 +215,33 @@ class BaseEnvManager:
 
     @property
     def closed(self) -> bool:
+        """True before ``launch`` and after ``close``."""
         return self._closed
 
     @property
     def launched(self) -> bool:
-        return self._launched
+        return not self._closed
+
+    @property
+    def env_ref(self) -> Any:
+        """One env built in this process (on first use) and kept until ``close``: DI-engine's ``env_ref``."""
+        if self._reference is None:
+            self._reference = self._env_fns[0]()
+        return self._reference
+
+    @property
+    def _env_ref(self) -> Any:
+        return self.env_ref
 
     @property
     def env_spaces(self) -> EnvSpaces:
+        """The envs' spaces: declared by their constructors, else read from one built env (see ``_probe_spaces``)."""
         if self._spaces is None:
-            raise EnvManagerError(
-                "the envs' spaces are not declared by their constructors; they are known after launch()"
-            )
+            self._spaces = self._probe_spaces()
         return self._spaces
+
+    def _probe_spaces(self) -> EnvSpaces:
+        return read_spaces(self.env_ref)
 
     @property
     def observation_space(self) -> spaces.Space[Any]:
@@ -241,37 +255,67 @@ class BaseEnvManager:
     def reward_space(self) -> spaces.Space[Any]:
         return self.env_spaces.reward
 
-    # ----- lifecycle -----------------------------------------------------------------------------
-    def launch(self, reset_param: Mapping[int, Mapping[str, Any]] | None = None) -> None:
-        """Build every env, apply seeds and replay settings, and reset them all."""
-        self._check_open()
-        if self._launched:
-            raise EnvManagerError(f"{type(self).__name__} is already launched")
-        self._create_envs()
-        self._launched = True
-        self._action_check = action_converter(self.action_space, owner="")
-        self.reset(reset_param)
+    def random_action(self) -> dict[int, Any]:
+        """A random action for every ready env, sampled from the action space."""
+        return {env_id: self.action_space.sample() for env_id in self.ready_obs_id}
 
-    def reset(self, reset_param: Mapping[int, Mapping[str, Any]] | None = None) -> None:
-        """Reset the envs named in ``reset_param`` (every env when None); their episode counts restart."""
+    # ----- lifecycle -----------------------------------------------------------------------------
+    def launch(self, reset_param: Mapping[int, Mapping[str, Any] | None] | None = None) -> None:
+        """Build every env, apply seeds and replay settings, and reset them all (``reset_param``: kwargs by env id).
+
+        A closed manager starts afresh (new envs, workers and shared memory); a launch that fails
+        leaves it closed.
+        """
+        if not self._closed:
+            raise ManagerStateError(f"{type(self).__name__} is already launched; close() it to launch it again")
+        params = self._check_reset_param(reset_param)
+        self._env_states = dict.fromkeys(range(self._env_num), EnvState.INIT)
+        self._env_episode_count = dict.fromkeys(range(self._env_num), 0)
+        self._failures, self._fatal, self._ready_obs = {}, [], {}
+        self._threads, self._stuck = {}, set()
+        self._closed = False
+        self._launches += 1
+        self._launching = True
+        try:
+            self._create_envs()
+            self._action_check = None
+            if self._spaces_declared and self._spaces is not None:
+                self._action_check = action_converter(self._spaces.action, owner="")
+            self._reset_envs({env_id: params.get(env_id, {}) for env_id in range(self._env_num)})
+            self._raise_fatal()
+        except BaseException:
+            self.close()
+            raise
+        finally:
+            self._launching = False
+
+    def reset(self, reset_param: Mapping[int, Mapping[str, Any] | None] | None = None) -> None:
+        """Reset the envs named in ``reset_param`` (every env when None), reviving envs in ``ERROR``.
+
+        Episode counts go on (they restart at ``launch``); each named env gets a fresh retry budget.
+        """
         self._check_launched()
         params = self._check_reset_param(reset_param)
         for env_id in params:
-            self._episode_count[env_id] = 0
             self._ready_obs.pop(env_id, None)
+            self._failures.pop(env_id, None)
         self._reset_envs(params)
+        self._raise_fatal()
 
     def step(self, actions: Mapping[int, Any]) -> dict[int, BaseEnvTimestep]:
         """Step the envs named in ``actions``; every action is checked before any env moves."""
         self._check_launched()
         checked = self._check_actions(actions)
         timesteps = self._step_envs(checked)
-        ready = self._ready_obs
+        ready, failures = self._ready_obs, self._failures
         for env_id, timestep in timesteps.items():
+            if failures and env_id in failures and not timestep.info.get("abnormal", False):
+                del failures[env_id]  # a successful step ends a run of failures
             if timestep.done:
                 self._after_step(env_id, timestep)
             else:  # the common case, inlined
                 ready[env_id] = timestep.obs
+        self._raise_fatal()
         return timesteps
 
     def step_batch(self, actions: Any) -> BatchTimestep:
@@ -306,26 +350,39 @@ class BaseEnvManager:
             final_obs={i: ts.obs for i, ts in timesteps.items() if ts.done},
         )
 
-    def seed(self, seed: int | Sequence[int] | Mapping[int, int], dynamic_seed: bool = True) -> None:
+    def seed(self, seed: int | Sequence[int] | Mapping[int, int], dynamic_seed: bool | None = None) -> None:
         """Seed envs: an int seeds env i with ``seed + i``; a list or dict gives seeds explicitly.
 
-        Seeds take effect at each env's next reset (``launch`` included).
+        Seeds take effect at each env's next reset (``launch`` included) and again whenever an env is
+        rebuilt. ``dynamic_seed`` is passed to the envs' ``seed`` when given (None: the env's default).
         """
-        self._check_open()
         self._seeds.update(expand_seeds(seed, self._env_num))
-        self._dynamic_seed = bool(dynamic_seed)
-        if self._launched:
+        self._dynamic_seed = None if dynamic_seed is None else bool(dynamic_seed)
+        if not self._closed:
             self._apply_seeds()
 
     def enable_save_replay(self, replay_path: str | Sequence[str]) -> None:
         """Record episodes of every env as videos (one directory per env)."""
-        self._check_open()
         self._replay_dirs = replay_dirs(replay_path, self._env_num)
-        if self._launched:
+        if not self._closed:
             self._apply_replay()
 
+    def reward_shaping(self, env_id: int, transitions: list[dict[str, Any]]) -> Any:
+        """The env's ``reward_shaping(transitions)`` (DI-engine's per-env call)."""
+        self._check_launched()
+        return self._call_envs("reward_shaping", (transitions,), {}, [env_id])[env_id]
+
+    def enable_save_figure(self, env_id: int, figure_path: str) -> None:
+        """The env's ``enable_save_figure(figure_path)`` (DI-engine's per-env call)."""
+        self._check_launched()
+        self._call_envs("enable_save_figure", (figure_path,), {}, [env_id])
+
     def close(self) -> None:
-        """Close every env; calling it again does nothing."""
+        """Close every env (and ``env_ref``); every env is ``VOID`` again. Calling it twice does nothing."""
+        reference, self._reference = self._reference, None
+        if reference is not None:
+            with contextlib.suppress(Exception):  # a reference env that cannot close holds nothing of the batch
+                reference.close()
         if self._closed:
             return
         self._closed = True
@@ -333,7 +390,7 @@ class BaseEnvManager:
         try:
             self._close_envs()
         finally:
-            self._states = [EnvState.CLOSED] * self._env_num
+            self._env_states = dict.fromkeys(range(self._env_num), EnvState.VOID)
 
     def __enter__(self) -> BaseEnvManager:
         return self
@@ -345,84 +402,57 @@ class BaseEnvManager:
         with contextlib.suppress(Exception):  # at interpreter shutdown there is nobody to report to
             self.close()
 
-    def __getattr__(self, name: str) -> Callable[..., list[Any]]:
-        """Fan a method call out to every env: ``manager.render()`` → ``[env.render() for env in envs]``."""
-        if name.startswith("_"):
+    def __getattr__(self, name: str) -> Any:
+        """DI-engine's fan-out: an env attribute over every env, or a listed env method called on every env."""
+        if name.startswith("__") or "_closed" not in self.__dict__:
             raise AttributeError(name)
-        if self.__dict__.get("_closed", True):
-            raise AttributeError(f"{type(self).__name__} is closed: no env method {name!r} to fan out")
-        if not self.__dict__.get("_launched", False):
-            raise AttributeError(
-                f"{type(self).__name__} is not launched: env methods such as {name!r} fan out after launch()"
-            )
-        if not self._has_env_method(name):
-            raise AttributeError(
-                f"{type(self).__name__} has no attribute {name!r}, and its envs have no method {name!r}"
-            )
-        return lambda *args, **kwargs: self._call_all(name, args, kwargs)
+        owner = type(self).__name__
+        if hasattr(type(self), name):  # a property of the manager raised AttributeError
+            raise AttributeError(f"{owner}.{name} is not available")
+        if self.__dict__["_closed"]:
+            raise AttributeError(f"{owner} is not launched: env attributes such as {name!r} are read after launch()")
+        values = fan_out_values(owner, name, self._describe_all(name), self.method_name_list)
+        if values is None:
+            return functools.partial(self._fan_out_call, name)
+        return values
+
+    def _fan_out_call(self, name: str, *args: Any, **kwargs: Any) -> list[Any]:
+        self._check_launched()
+        results = self._call_envs(name, args, kwargs, None)
+        return [results[env_id] for env_id in range(self._env_num)]
 
     # ----- checks --------------------------------------------------------------------------------
-    def _check_open(self) -> None:
-        if self._closed:
-            raise EnvManagerError(f"{type(self).__name__} is closed")
-
     def _check_launched(self) -> None:
-        self._check_open()
-        if not self._launched:
-            raise EnvManagerError(f"{type(self).__name__} is not launched; call launch() first")
+        if self._closed:
+            if self._launches:
+                raise ManagerStateError(f"{type(self).__name__} is closed; launch() starts it again")
+            raise ManagerStateError(f"{type(self).__name__} is not launched; call launch() first")
 
     def _state_summary(self) -> str:
-        return ", ".join(f"{i}:{state.value}" for i, state in enumerate(self._states))
+        return ", ".join(f"{i}:{state.value}" for i, state in sorted(self._env_states.items()))
 
-    def _check_reset_param(self, reset_param: Mapping[int, Mapping[str, Any]] | None) -> dict[int, dict[str, Any]]:
-        if reset_param is None:
-            return {i: {} for i in range(self._env_num)}
-        if not isinstance(reset_param, Mapping):
-            raise TypeError(f"reset_param must be a dict {{env_id: kwargs}}, got {reset_param!r}")
-        params = {}
-        for env_id, kwargs in reset_param.items():
-            if not isinstance(env_id, (int, np.integer)) or not 0 <= env_id < self._env_num:
-                raise ValueError(f"reset_param names env id {env_id!r}; accepted ids: 0..{self._env_num - 1}")
-            if kwargs is not None and not isinstance(kwargs, Mapping):
-                raise TypeError(f"reset_param[{env_id}] must be a dict of reset kwargs, got {kwargs!r}")
-            params[int(env_id)] = dict(kwargs or {})
-        return params
+    def _raise_fatal(self) -> None:
+        """Raise the first failure past ``max_retry`` of the call that just ended (its envs are in ``ERROR``)."""
+        if self._fatal:
+            error, self._fatal = self._fatal[0], []
+            raise error
+
+    def _check_reset_param(
+        self, reset_param: Mapping[int, Mapping[str, Any] | None] | None
+    ) -> dict[int, dict[str, Any]]:
+        return check_reset_param(reset_param, self._env_num)
 
     def _check_actions(self, actions: Mapping[int, Any]) -> dict[int, Any]:
-        if not isinstance(actions, Mapping):
-            raise TypeError(f"step() takes a dict {{env_id: action}}, got {type(actions).__name__}")
-        ready = self._ready_obs
-        if not actions:
-            raise ValueError(f"step() got no actions; ready env ids: {self.ready_obs_id}")
-        assert self._action_check is not None
-        checked = {}
-        check = self._action_check
-        for env_id, action in actions.items():
-            if env_id not in ready:
-                if isinstance(env_id, (int, np.integer)) and 0 <= env_id < self._env_num:
-                    state = self._states[int(env_id)].value
-                    raise ValueError(
-                        f"env {env_id} is not waiting for an action (state {state!r}); ready: {self.ready_obs_id}"
-                    )
-                raise ValueError(
-                    f"unknown env id {env_id!r}; ids are 0..{self._env_num - 1}, ready: {self.ready_obs_id}"
-                )
-            try:
-                checked[int(env_id)] = check(action)
-            except (TypeError, ValueError) as err:
-                raise type(err)(f"env {env_id}: {err}") from None
-        return checked
+        return check_actions(actions, self._ready_obs, self.ready_obs_id, self._env_states, self._action_check)
 
     # ----- in-process implementation (subprocess managers override these) --------------------------
     def _create_envs(self) -> None:
         self._envs = [fn() for fn in self._env_fns]
-        self._states = [EnvState.INIT] * self._env_num
-        built = [EnvSpaces(env.observation_space, env.action_space, env.reward_space) for env in self._envs]
-        if self._spaces is None:
-            self._spaces = built[0]
-        for env_id, env_spaces in enumerate(built):
-            if env_spaces != self._spaces:
-                raise EnvSpecError(f"env {env_id} has spaces {env_spaces}, but the batch declares {self._spaces}")
+        if self._spaces_declared:
+            for env_id, env in enumerate(self._envs):
+                built = EnvSpaces(env.observation_space, env.action_space, env.reward_space)
+                if built != self._spaces:
+                    raise EnvSpecError(f"env {env_id} has spaces {built}, but the batch declares {self._spaces}")
         self._apply_seeds()
         if self._replay_dirs is not None:
             self._apply_replay()
@@ -430,64 +460,117 @@ class BaseEnvManager:
     def _apply_seeds(self, env_ids: Sequence[int] | None = None) -> None:
         for env_id in env_ids if env_ids is not None else range(self._env_num):
             if env_id in self._seeds:
-                self._envs[env_id].seed(self._seeds[env_id], dynamic_seed=self._dynamic_seed)
+                seed_env(self._envs[env_id], self._seeds[env_id], self._dynamic_seed)
 
     def _apply_replay(self, env_ids: Sequence[int] | None = None) -> None:
         assert self._replay_dirs is not None
         for env_id in env_ids if env_ids is not None else range(self._env_num):
             self._envs[env_id].enable_save_replay(self._replay_dirs[env_id])
 
+    def _env_call(self, env_id: int, fn: Callable[[], R], timeout: float | None, operation: str) -> R:
+        """Call ``fn`` (an env's reset or step): directly, or on the env's thread when a timeout applies."""
+        thread = self._threads.get(env_id)
+        if thread is None:
+            if timeout is None:
+                return fn()
+            thread = self._threads[env_id] = EnvThread(f"ding-env-{env_id}")
+        try:
+            return thread.call(fn, timeout)
+        except CallTimeout:
+            del self._threads[env_id]
+            self._stuck.add(env_id)
+            raise WorkerTimeoutError(f"env {env_id} did not finish {operation} within {timeout} s") from None
+
     def _reset_envs(self, params: Mapping[int, dict[str, Any]]) -> None:
         for env_id, kwargs in params.items():
             self._reset_one(env_id, kwargs)
+            if self._launching and self._fatal:
+                return  # the launch fails: the other envs need no reset
 
     def _reset_one(self, env_id: int, kwargs: Mapping[str, Any]) -> None:
+        timeout = reset_wait(self._reset_timeout, self._connect_timeout)
         while True:
-            self._states[env_id] = EnvState.RESET
+            if env_id in self._stuck:
+                self._renew_env(env_id)
+            self._env_states[env_id] = EnvState.RESET
+            env = self._envs[env_id]
+            error: EnvManagerError
             try:
-                self._ready_obs[env_id] = self._envs[env_id].reset(**kwargs)
+                obs = self._env_call(env_id, functools.partial(env.reset, **kwargs), timeout, "reset")
+            except WorkerTimeoutError as err:
+                error = err
             except Exception as exc:  # env code may raise anything; it is reported with its traceback
-                self._recover(env_id, self._error_from(env_id, "reset", exc))
-                continue
-            self._states[env_id] = EnvState.RUN
-            return
+                error = self._error_from(env_id, "reset", exc)
+            else:
+                self._ready_obs[env_id] = obs
+                self._env_states[env_id] = EnvState.RUN
+                return
+            if not self._recover(env_id, error):
+                return
+            self._wait_before_retry()
+
+    def _wait_before_retry(self) -> None:
+        if self._retry_waiting_time > 0:
+            time.sleep(self._retry_waiting_time)
 
     def _step_envs(self, actions: Mapping[int, Any]) -> dict[int, BaseEnvTimestep]:
         timesteps = {}
+        timeout = self._step_timeout
+        timed = timeout is not None or bool(self._threads)
         for env_id, action in actions.items():
+            env = self._envs[env_id]
             try:
-                timesteps[env_id] = self._envs[env_id].step(action)
+                if timed:
+                    timesteps[env_id] = self._env_call(env_id, functools.partial(env.step, action), timeout, "step")
+                else:
+                    timesteps[env_id] = env.step(action)
+            except WorkerTimeoutError as err:
+                timesteps[env_id] = self._abnormal(env_id, err)
             except Exception as exc:  # see _reset_one
                 timesteps[env_id] = self._abnormal(env_id, self._error_from(env_id, "step", exc))
         return timesteps
 
     def _renew_env(self, env_id: int) -> None:
-        with contextlib.suppress(Exception):  # a broken env may fail to close; it is replaced either way
-            self._envs[env_id].close()
+        """Build env ``env_id`` anew; an env stuck in an overrun call is abandoned with its thread, not closed."""
+        thread = self._threads.pop(env_id, None)
+        if thread is not None:
+            thread.stop()
+        if env_id in self._stuck:
+            self._stuck.discard(env_id)
+        else:
+            with contextlib.suppress(Exception):  # a broken env may fail to close; it is replaced either way
+                self._envs[env_id].close()
         self._envs[env_id] = self._env_fns[env_id]()
         self._apply_seeds([env_id])
         if self._replay_dirs is not None:
             self._apply_replay([env_id])
 
     def _close_envs(self) -> None:
+        """Close every env; the closed envs stay in ``_envs`` (DI-engine's tests inspect them)."""
+        for thread in self._threads.values():
+            thread.stop()
+        self._threads = {}
         errors = []
-        for env in self._envs:
+        for env_id, env in enumerate(self._envs):
+            if env_id in self._stuck:
+                continue  # its thread may still be inside it
             try:
                 env.close()
             except Exception as exc:  # close every env before reporting
                 errors.append(exc)
-        self._envs = []
         if errors:
             raise EnvManagerError(f"{len(errors)} env(s) failed to close; first: {errors[0]!r}") from errors[0]
 
-    def _has_env_method(self, name: str) -> bool:
-        return bool(self._envs) and callable(getattr(self._envs[0], name, None))
+    def _describe_all(self, name: str) -> dict[int, tuple[Any, ...]]:
+        """What ``name`` is on each env (see :func:`~ding.envs.env_manager.fanout.describe_attribute`)."""
+        return {env_id: describe_attribute(env, name) for env_id, env in enumerate(self._envs)}
 
-    def _call_all(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
-        methods = [getattr(env, name, None) for env in self._envs]
-        if not all(callable(m) for m in methods):
-            raise AttributeError(f"the envs of this manager have no method {name!r}")
-        return [m(*args, **kwargs) for m in methods]  # type: ignore[misc]
+    def _call_envs(
+        self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], env_ids: Sequence[int] | None
+    ) -> dict[int, Any]:
+        """Call method ``name`` of the envs ``env_ids`` (None: every env); results by env id."""
+        ids = range(self._env_num) if env_ids is None else env_ids
+        return {env_id: getattr(self._envs[env_id], name)(*args, **kwargs) for env_id in ids}
 
     # ----- shared fault and episode logic ---------------------------------------------------------
     @staticmethod
@@ -495,19 +578,27 @@ class BaseEnvManager:
         text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
         return EnvStepError(env_id, operation, type(exc).__name__, str(exc), text)
 
-    def _spend_retry(self, env_id: int, error: EnvManagerError) -> None:
-        """Spend one retry on ``env_id``, or mark it failed, close the manager and raise ``error``."""
-        self._retry_count[env_id] += 1
-        if self._retry_count[env_id] > self._cfg.max_retry:
-            self._states[env_id] = EnvState.ERROR
-            self.close()
-            raise error
+    def _spend_retry(self, env_id: int, error: EnvManagerError) -> bool:
+        """Count a failed attempt of ``env_id``; at ``max_retry`` the env is ``ERROR`` and ``error`` is kept to raise.
 
-    def _recover(self, env_id: int, error: EnvManagerError) -> None:
-        """Spend one retry on ``env_id`` and renew it if so configured (a ``reset`` follows either way)."""
-        self._spend_retry(env_id, error)
-        if self._cfg.retry_type == "renew":
+        Returns whether the env may be tried again.
+        """
+        failures = self._failures.get(env_id, 0) + 1
+        self._failures[env_id] = failures
+        if failures < self._max_retry:
+            return True
+        self._env_states[env_id] = EnvState.ERROR
+        self._ready_obs.pop(env_id, None)
+        self._fatal.append(error)
+        return False
+
+    def _recover(self, env_id: int, error: EnvManagerError) -> bool:
+        """Spend a retry on ``env_id`` and renew it if so configured (a ``reset`` follows); False when past budget."""
+        if not self._spend_retry(env_id, error):
+            return False
+        if self._retry_type == "renew" or env_id in self._stuck:
             self._renew_env(env_id)
+        return True
 
     def _abnormal(self, env_id: int, error: EnvManagerError, *, renew: bool = True) -> BaseEnvTimestep:
         """Account a failed step: spend a retry and return the abnormal end of the env's episode."""
@@ -516,7 +607,8 @@ class BaseEnvManager:
             self._recover(env_id, error)
         else:
             self._spend_retry(env_id, error)
-        reward = np.zeros(self.reward_space.shape or (1,), dtype=np.float32)
+        shape = self._spaces.reward.shape if self._spaces is not None else None
+        reward = np.zeros(shape or (1,), dtype=np.float32)
         info = {"abnormal": True, "error": error.summary, "traceback": error.traceback_text}
         return BaseEnvTimestep(obs, reward, True, info, terminated=False, truncated=True)
 
@@ -525,11 +617,14 @@ class BaseEnvManager:
             self._ready_obs[env_id] = timestep.obs
             return
         self._ready_obs.pop(env_id, None)
-        if not timestep.info.get("abnormal", False):
-            self._episode_count[env_id] += 1
-        if self._episode_count[env_id] >= self._cfg.episode_num:
-            self._states[env_id] = EnvState.DONE
-        elif self._cfg.auto_reset or timestep.info.get("abnormal", False):
+        if self._env_states[env_id] is EnvState.ERROR:
+            return  # failed past max_retry: waits for reset()
+        abnormal = timestep.info.get("abnormal", False)
+        if not abnormal:
+            self._env_episode_count[env_id] += 1
+        if self._env_episode_count[env_id] >= self._episode_num:
+            self._env_states[env_id] = EnvState.DONE
+        elif self._auto_reset or abnormal:
             self._reset_envs({env_id: {}})
         else:
-            self._states[env_id] = EnvState.DONE_EPISODE
+            self._env_states[env_id] = EnvState.NEED_RESET

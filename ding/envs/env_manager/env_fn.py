@@ -18,19 +18,21 @@ def declared_spaces(env_fn: EnvFn) -> EnvSpaces | None:
 
     Recognised: ``functools.partial(SomeBaseEnv, cfg)`` / ``partial(SomeBaseEnv, cfg=cfg)`` (the
     class's ``spaces_from_config``), a ``BaseEnv`` subclass itself (its default config), and any
-    callable carrying an ``env_spaces`` attribute (an :class:`EnvSpaces`).
+    callable carrying an ``env_spaces`` attribute (an :class:`EnvSpaces`). A ``BaseEnv`` subclass
+    that does not declare its spaces (DI-engine's style) gives None.
     """
     spaces = getattr(env_fn, "env_spaces", None)
     if isinstance(spaces, EnvSpaces):
         return spaces
-    if isinstance(env_fn, functools.partial) and isinstance(env_fn.func, type) and issubclass(env_fn.func, BaseEnv):
+    cls = env_class_of(env_fn)
+    if cls is None or not issubclass(cls, BaseEnv) or not cls.declares_spaces():
+        return None
+    if isinstance(env_fn, functools.partial):
         cfg = env_fn.keywords.get("cfg", env_fn.args[0] if env_fn.args else None)
         if "env" in env_fn.keywords or (len(env_fn.args) > 1):
             return None  # an env instance is passed in: its spaces are the instance's
-        return env_fn.func.spaces_from_config(cfg or {})
-    if isinstance(env_fn, type) and issubclass(env_fn, BaseEnv):
-        return env_fn.spaces_from_config({})
-    return None
+        return cls.spaces_from_config(cfg or {})
+    return cls.spaces_from_config({})
 
 
 def env_class_of(env_fn: EnvFn) -> type | None:

@@ -1,4 +1,4 @@
-"""``create_env_manager``: build the manager a config names."""
+"""``create_env_manager``: build the manager a config names (DI-engine's registry names included)."""
 
 from __future__ import annotations
 
@@ -7,24 +7,46 @@ from typing import Any
 
 from ding.envs.env_manager.async_manager import AsyncSubprocessEnvManager
 from ding.envs.env_manager.base_manager import BaseEnvManager
-from ding.envs.env_manager.config import MANAGER_DEFAULT_CONFIGS
 from ding.envs.env_manager.env_fn import EnvFn
 from ding.envs.env_manager.ray_manager import RayEnvManager
 from ding.envs.env_manager.ray_transports import ray_transport_class
+from ding.envs.env_manager.settings import check_import_names
 from ding.envs.env_manager.subprocess_manager import SyncSubprocessEnvManager
+from ding.envs.env_manager.v2 import BaseEnvManagerV2, SubprocessEnvManagerV2
 from ding.envs.env_manager.zmq_manager import ZmqEnvManager
 from ding.utils.registry import Registry
 
 ENV_MANAGER_REGISTRY: Registry[type[BaseEnvManager]] = Registry("env manager")
 ENV_MANAGER_REGISTRY.register("base")(BaseEnvManager)
+ENV_MANAGER_REGISTRY.register("base_v2")(BaseEnvManagerV2)
 ENV_MANAGER_REGISTRY.register("subprocess")(SyncSubprocessEnvManager)
+ENV_MANAGER_REGISTRY.register("subprocess_v2")(SubprocessEnvManagerV2)
 ENV_MANAGER_REGISTRY.register("async_subprocess")(AsyncSubprocessEnvManager)
 ENV_MANAGER_REGISTRY.register("ray")(RayEnvManager)
 ENV_MANAGER_REGISTRY.register("zmq")(ZmqEnvManager)
 
 
-def create_env_manager(manager_cfg: Mapping[str, Any], env_fns: Sequence[EnvFn]) -> BaseEnvManager:
-    """Build the manager ``manager_cfg.type`` names (default ``base``) over ``env_fns``.
+def get_env_manager_cls(manager_cfg: Mapping[str, Any]) -> type[BaseEnvManager]:
+    """The class ``manager_cfg.type`` names (default ``base``), after importing ``manager_cfg.import_names``.
+
+    >>> get_env_manager_cls({'type': 'subprocess_v2'}).__name__
+    'SubprocessEnvManagerV2'
+    """
+    cfg = dict(manager_cfg or {})
+    manager_type = cfg.get("type") or "base"
+    modules = cfg.get("import_names", [])
+    check_import_names(modules)
+    ENV_MANAGER_REGISTRY.import_names(modules)
+    cls = ENV_MANAGER_REGISTRY.get(manager_type)
+    if manager_type == "ray":
+        cls = ray_transport_class(cfg.get("transport", RayEnvManager.config["transport"]))
+    return cls
+
+
+def create_env_manager(manager_cfg: Mapping[str, Any], env_fn: Sequence[EnvFn]) -> BaseEnvManager:
+    """Build the manager ``manager_cfg.type`` names (default ``base``) over the env constructors ``env_fn``.
+
+    ``import_names`` (modules that register more manager types) are imported first.
 
     Example:
         >>> from functools import partial
@@ -33,9 +55,6 @@ def create_env_manager(manager_cfg: Mapping[str, Any], env_fns: Sequence[EnvFn])
         >>> type(manager).__name__, manager.env_num
         ('BaseEnvManager', 1)
     """
-    cfg = dict(manager_cfg or {})
-    manager_type = cfg.pop("type", None) or "base"
-    cls = ENV_MANAGER_REGISTRY.get(manager_type)
-    if manager_type == "ray":
-        cls = ray_transport_class(cfg.get("transport", MANAGER_DEFAULT_CONFIGS["ray"]["transport"]))
-    return cls(env_fns, cfg)
+    cls = get_env_manager_cls(manager_cfg)
+    cfg = {k: v for k, v in dict(manager_cfg or {}).items() if k not in ("type", "import_names")}
+    return cls(env_fn, cfg)

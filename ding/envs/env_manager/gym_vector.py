@@ -80,13 +80,7 @@ class ManagerVectorEnv(VectorEnv[Any, Any, np.ndarray]):
                 f"ManagerVectorEnv needs a manager that steps every env in every call (type 'base' or 'subprocess'), "
                 f"got {type(manager).__name__} (type {manager.manager_type!r}), which returns partial batches"
             )
-        if manager.closed:
-            raise EnvManagerError(f"ManagerVectorEnv got a closed {type(manager).__name__}")
-        try:
-            env_spaces = manager.env_spaces
-        except EnvManagerError:  # constructors declare no spaces: the built envs tell them
-            manager.launch()
-            env_spaces = manager.env_spaces
+        env_spaces = manager.env_spaces  # declared, or probed from one env built apart from the batch
         reward_shape = tuple(env_spaces.reward.shape or (1,))
         if int(np.prod(reward_shape)) != 1:
             raise ValueError(

@@ -24,7 +24,7 @@ import pickle
 import time
 import weakref
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from ding.envs.env_manager import ray_cluster
 from ding.envs.env_manager.ray_worker import RESTARTED, RayEnvWorker
@@ -137,6 +137,24 @@ class RayEnvManager(SyncSubprocessEnvManager):
     """
 
     manager_type = "ray"
+    config: ClassVar[dict[str, Any]] = {
+        **SyncSubprocessEnvManager.config,
+        "context": None,  # not applicable: Ray starts the actor processes
+        "envs_per_worker": 4,
+        "shared_memory": None,  # None: what the transport uses (True for "shm", False for "ray" and "zmq")
+        "address": None,  # None: the Ray this process uses, else start a local one (or join RAY_ADDRESS)
+        "num_cpus_per_worker": None,  # None: Ray's default for actors (placed on a CPU node, hold none while running)
+        "resources_per_worker": {},  # extra Ray resources per actor, e.g. {"GPU": 0.25} or custom ones
+        "max_restarts": -1,  # Ray restarts of a dead actor (-1: unlimited; max_retry still bounds the faults)
+        "init_kwargs": {},  # keyword arguments of ray.init when the manager connects (num_cpus, runtime_env, ...)
+        "transport": "ray",  # "ray": one Ray call per actor per batch; "zmq": actors connect back over zmq (steps
+        # skip Ray); "shm": actors on this node step through shared memory, as subprocess workers do
+        "endpoint": None,  # transport "zmq": None binds tcp on this node's Ray IP (127.0.0.1 alone); or "tcp://HOST:PORT"
+        "heartbeat_interval": 1.0,  # transport "zmq": seconds between heartbeats, both ways
+        "heartbeat_timeout": 5.0,  # transport "zmq": seconds of silence after which an actor's worker is dropped
+        "max_message_bytes": 64 << 20,  # transport "zmq": larger messages are refused by the socket
+    }
+    """The keys of every ray transport (``create_env_manager`` picks the class by ``transport``)."""
 
     def __init__(self, env_fn: Sequence[Any], cfg: Mapping[str, Any] | None = None) -> None:
         super().__init__(env_fn, cfg)
@@ -167,6 +185,9 @@ class RayEnvManager(SyncSubprocessEnvManager):
 
     # ----- actor lifecycle -----------------------------------------------------------------------
     def _create_envs(self) -> None:
+        self._to_kill.clear()
+        self._unavailable.clear()
+        self._faulted.clear()
         if not self._connected:
             init_kwargs = {"include_dashboard": False, **dict(self._cfg.init_kwargs)}
             self._connected = ray_cluster.connect(self._cfg.address, init_kwargs)
@@ -181,7 +202,7 @@ class RayEnvManager(SyncSubprocessEnvManager):
         handle.pending = actor.startup.remote(self._layout)
 
     def _await_startup(self, w: int) -> Any:
-        result = self._collect([w], self._cfg.reset_timeout)[w]
+        result = self._collect([w], self._launch_timeout())[w]
         if isinstance(result, WorkerFault):
             raise result.error
         return self._started(w, result)
@@ -200,7 +221,7 @@ class RayEnvManager(SyncSubprocessEnvManager):
             self._to_kill.discard(w)
             with contextlib.suppress(Exception):
                 self._ray.kill(handle.actor, no_restart=False)
-        deadline = time.monotonic() + float(self._cfg.reset_timeout or 60.0)
+        deadline = time.monotonic() + float(self._launch_timeout() or 60.0)
         while True:  # Ray queues calls while it restarts the actor; "unavailable" means try again
             handle.pending = handle.actor.startup.remote(self._layout)
             result = self._collect([w], max(0.0, deadline - time.monotonic()))[w]

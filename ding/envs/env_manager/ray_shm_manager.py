@@ -28,12 +28,13 @@ import weakref
 from collections.abc import Mapping, Sequence
 from multiprocessing import AuthenticationError, connection
 from multiprocessing.connection import Connection
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 from ding.envs.env_manager import ray_cluster
 from ding.envs.env_manager.ray_manager import (
     CLOSE_GRACE,
     EXIT_WAIT,
+    RayEnvManager,
     actor_options,
     check_ray_config,
     resource_request,
@@ -104,6 +105,7 @@ class RayShmEnvManager(SyncSubprocessEnvManager):
     """
 
     manager_type = "ray"
+    config: ClassVar[dict[str, Any]] = RayEnvManager.config
 
     def __init__(self, env_fn: Sequence[Any], cfg: Mapping[str, Any] | None = None) -> None:
         cfg = dict(cfg or {})
@@ -179,7 +181,7 @@ class RayShmEnvManager(SyncSubprocessEnvManager):
 
     def _await_connection(self, w: int) -> tuple[Connection, int]:
         ray = self._ray
-        timeout = float(self._cfg.reset_timeout or 60.0)
+        timeout = float(self._launch_timeout() or 60.0)
         deadline = time.monotonic() + timeout
         watch = ray_cluster.ActorWatch(ray, self._actors[w])
         last_death = ""

@@ -23,12 +23,13 @@ import secrets
 import time
 import weakref
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from ding.envs.env_manager import ray_cluster
 from ding.envs.env_manager.ray_manager import (
     CLOSE_GRACE,
     EXIT_WAIT,
+    RayEnvManager,
     _pid_running,
     actor_options,
     check_ray_config,
@@ -49,6 +50,7 @@ class RayZmqEnvManager(ZmqEnvManager):
     """
 
     manager_type = "ray"
+    config: ClassVar[dict[str, Any]] = RayEnvManager.config
 
     def __init__(self, env_fn: Sequence[Any], cfg: Mapping[str, Any] | None = None) -> None:
         cfg = dict(cfg or {})
@@ -126,7 +128,7 @@ class RayZmqEnvManager(ZmqEnvManager):
     def _start_workers(self, hub: Hub) -> None:
         """Create one actor per env group and wait until each has registered."""
         self._actors.extend(self._new_actor(w, hub) for w in range(len(self._groups)))
-        timeout = float(self._cfg.reset_timeout or 60.0)
+        timeout = float(self._launch_timeout() or 60.0)
         try:
             hub.wait_for(
                 lambda: len(hub.peers) >= len(self._actors), timeout, f"{len(self._actors)} actors registering"
@@ -154,7 +156,7 @@ class RayZmqEnvManager(ZmqEnvManager):
 
     def _choose_worker(self, w: int, hub: Hub) -> bytes:
         """Actor ``w``'s worker: registered already, registering after Ray's restart, or a replacement actor."""
-        timeout = float(self._cfg.reset_timeout or 60.0)
+        timeout = float(self._launch_timeout() or 60.0)
         deadline = time.monotonic() + timeout
         watch = ray_cluster.ActorWatch(self._ray, self._actors[w])
         while (identity := self._idle_worker_of(w, hub)) is None:

@@ -8,6 +8,10 @@ episode's first one). Rewards, end flags, actions and per-env control words have
 With ``shared=False`` every process keeps private arrays of the same layout and the rows of a
 step travel pickled through the worker's pipe (the ``shared_memory=False`` setting).
 
+Envs whose spaces were probed rather than declared (DI-engine's style) check their own actions, so
+their actions always travel pickled; without shared memory their observations and rewards do too,
+as whatever the env returns (``pickled`` layouts have no observation buffers).
+
 Segments are named ``ding_<pid>_<token>_<n>`` and registered with multiprocessing's resource
 tracker, which unlinks them even if the owning process is killed. Other processes map them without
 registering (on Linux): an attaching process that is not the owner's child, such as a Ray actor,
@@ -148,17 +152,21 @@ class BufferLayout:
     action: ArraySpec | None
     control: ArraySpec
     shared: bool = True
+    pickled: bool = False
+    """Observations and rewards travel pickled with the replies (no observation buffers)."""
 
     @classmethod
-    def plan(cls, env_spaces: EnvSpaces, env_num: int, shared: bool = True) -> BufferLayout:
+    def plan(cls, env_spaces: EnvSpaces, env_num: int, shared: bool = True, declared: bool = True) -> BufferLayout:
+        """The layout for ``env_num`` envs; ``declared=False``: probed spaces (pickled actions, see the module)."""
         token = f"ding_{os.getpid()}_{secrets.token_hex(4)}"
         counter = iter(range(1_000_000))
 
         def spec(shape: Sequence[int], dtype: Any) -> ArraySpec:
             return ArraySpec(f"{token}_{next(counter)}", (env_num, *shape), np.dtype(dtype).str)
 
-        leaves = obs_leaves(env_spaces.observation)
-        action = action_buffer_shape(env_spaces.action)
+        pickled = not declared and not shared
+        leaves = [] if pickled else obs_leaves(env_spaces.observation)
+        action = action_buffer_shape(env_spaces.action) if declared else None
         return cls(
             env_num=env_num,
             obs_paths=tuple(path for path, _ in leaves),
@@ -169,6 +177,7 @@ class BufferLayout:
             action=spec(action[0], action[1]) if action is not None else None,
             control=spec((2,), np.int64),
             shared=shared,
+            pickled=pickled,
         )
 
     def all_specs(self) -> list[ArraySpec]:

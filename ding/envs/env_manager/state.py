@@ -6,19 +6,25 @@ import enum
 
 
 class EnvState(enum.Enum):
-    """Where one env of a manager stands.
+    """Where one env of a manager stands (DI-engine's states, by the same names).
 
-    ``VOID`` → (launch) ``INIT`` → (reset) ``RESET`` → ``RUN`` ⇄ (step) ``RUN``; an episode end goes
-    to ``RESET`` (auto-reset) or waits in ``DONE_EPISODE`` for an explicit ``reset``; an env that
-    has played ``episode_num`` episodes is ``DONE``; a fault past the retry budget is ``ERROR``;
-    ``CLOSED`` after ``close``.
+    ``VOID`` (before ``launch`` and after ``close``) → ``INIT`` (built) → ``RESET`` → ``RUN`` ⇄ (step)
+    ``RUN``. An episode end goes back to ``RESET`` (auto-reset) or waits in ``NEED_RESET`` for an
+    explicit ``reset``; an env that has played ``episode_num`` episodes is ``DONE``; an env whose
+    failures reached ``max_retry`` is ``ERROR`` until ``reset`` revives it.
+
+    ``DONE_EPISODE`` and ``CLOSED`` are older names of ``NEED_RESET`` and ``VOID``:
+
+    >>> EnvState.DONE_EPISODE is EnvState.NEED_RESET, EnvState.CLOSED is EnvState.VOID
+    (True, True)
     """
 
     VOID = "void"
     INIT = "init"
     RESET = "reset"
     RUN = "run"
-    DONE_EPISODE = "done_episode"
+    NEED_RESET = "need_reset"
     DONE = "done"
     ERROR = "error"
-    CLOSED = "closed"
+    DONE_EPISODE = "need_reset"
+    CLOSED = "void"

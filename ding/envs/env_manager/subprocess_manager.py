@@ -9,6 +9,10 @@ The parent detects every fault itself: a dead worker through its process sentine
 hung one through ``step_timeout`` / ``reset_timeout``. A dead or hung worker is killed and
 started afresh; the episodes it was running end with abnormal timesteps and its envs restart,
 while every other env keeps its steps.
+
+Envs whose spaces are not declared by their constructors are probed in a child process before
+launch (the parent never builds one); their actions travel pickled, and without shared memory so
+do their observations and rewards, as the envs return them.
 """
 
 from __future__ import annotations
@@ -24,14 +28,15 @@ import weakref
 from collections.abc import Mapping, Sequence
 from multiprocessing import connection
 from multiprocessing.connection import Connection
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 import cloudpickle
 import numpy as np
 from gymnasium import spaces
 
-from ding.envs.env_manager.base_manager import BaseEnvManager, BatchTimestep, ObsBatch
-from ding.envs.env_manager.env_fn import env_class_of
+from ding.envs.env_manager.base_manager import BaseEnvManager
+from ding.envs.env_manager.batch import BatchTimestep, ObsBatch
+from ding.envs.env_manager.settings import reset_wait
 from ding.envs.env_manager.shm import (
     CONTROL_RESET_ON_DONE,
     CONTROL_STEP,
@@ -46,6 +51,7 @@ from ding.envs.env_manager.shm import (
 from ding.envs.env_manager.spin import SPIN_LIMIT, SpinBudget, spin_until
 from ding.envs.env_manager.state import EnvState
 from ding.envs.env_manager.worker import OK, PRIVATE_STEP, STEP, Command, EnvFailure, StepReply, worker_main
+from ding.envs.probe import probe_spaces
 from ding.envs.spaces import EnvSpaces
 from ding.envs.timestep import BaseEnvTimestep
 from ding.errors import EnvManagerError, EnvSpecError, EnvStepError, WorkerDiedError, WorkerTimeoutError
@@ -134,6 +140,14 @@ class SyncSubprocessEnvManager(BaseEnvManager):
     """
 
     manager_type = "subprocess"
+    config: ClassVar[dict[str, Any]] = {
+        **BaseEnvManager.config,
+        "shared_memory": True,
+        "context": "fork",
+        "step_timeout": 60.0,
+        "reset_timeout": 60.0,
+        "connect_timeout": 60.0,
+    }
 
     def __init__(self, env_fn: Sequence[Any], cfg: Mapping[str, Any] | None = None) -> None:
         super().__init__(env_fn, cfg)
@@ -149,6 +163,9 @@ class SyncSubprocessEnvManager(BaseEnvManager):
         self._blobs = [cloudpickle.dumps([self._env_fns[i] for i in group]) for group in self._groups]
         self._spin = SpinBudget(SPIN_LIMIT)
         self._owned_buffers: list[SharedBuffers] = []
+        self._pickled_ready: dict[int, Any] = {}  # pickled layouts: each env's ready obs, last step's obs and reward
+        self._pickled_final: dict[int, Any] = {}
+        self._pickled_reward: dict[int, Any] = {}
         # If the manager is dropped or the interpreter exits without close(), still stop workers and free memory.
         weakref.finalize(self, _release, self._workers, self._owned_buffers)
 
@@ -160,6 +177,14 @@ class SyncSubprocessEnvManager(BaseEnvManager):
     @property
     def shared_memory_names(self) -> list[str]:
         return [spec.name for spec in self._buffers.all_specs()] if self._buffers is not None else []
+
+    def _probe_spaces(self) -> EnvSpaces:
+        """Build env 0 in a child process (started as the workers are) to read its spaces."""
+        return probe_spaces(self._env_fns[0], context=self._cfg.context or "fork")
+
+    def _launch_timeout(self) -> float | None:
+        """Seconds a worker may take to start and build its envs: ``connect_timeout``, else ``reset_timeout``."""
+        return self._connect_timeout if self._connect_timeout is not None else self._reset_timeout
 
     # ----- worker lifecycle ----------------------------------------------------------------------
     def _create_envs(self) -> None:
@@ -182,14 +207,14 @@ class SyncSubprocessEnvManager(BaseEnvManager):
         except BaseException:
             self.close()
             raise
-        self._states = [EnvState.INIT] * self._env_num
         if self._seeds:
             self._apply_seeds()
         if self._replay_dirs is not None:
             self._apply_replay()
 
     def _allocate(self, env_spaces: EnvSpaces) -> None:
-        self._layout = BufferLayout.plan(env_spaces, self._env_num, shared=bool(self._cfg.shared_memory))
+        shared = bool(self._cfg.shared_memory)
+        self._layout = BufferLayout.plan(env_spaces, self._env_num, shared=shared, declared=self._spaces_declared)
         self._buffers = SharedBuffers(self._layout, create=True)
         self._owned_buffers.append(self._buffers)
 
@@ -206,8 +231,7 @@ class SyncSubprocessEnvManager(BaseEnvManager):
         self._workers[w] = WorkerHandle(w, self._groups[w], process, parent_conn)
 
     def _await_startup(self, w: int) -> Any:
-        timeout = self._cfg.reset_timeout
-        result = self._collect([w], timeout)[w]
+        result = self._collect([w], self._launch_timeout())[w]
         if isinstance(result, WorkerFault):
             raise result.error
         return pickle.loads(result)
@@ -215,9 +239,21 @@ class SyncSubprocessEnvManager(BaseEnvManager):
     def _check_startup(self, startup: Any) -> None:
         if isinstance(startup, EnvFailure):
             raise _failure_error(startup)
+        assert self._spaces is not None and self._layout is not None
         for env_id, built in sorted(startup.items()):
-            if built != self._spaces:
-                raise EnvSpecError(f"env {env_id} was built with spaces {built}, but the batch declares {self._spaces}")
+            if self._spaces_declared:
+                if built != self._spaces:
+                    raise EnvSpecError(
+                        f"env {env_id} was built with spaces {built}, but the batch declares {self._spaces}"
+                    )
+            elif not self._layout.pickled:  # probed spaces: only what shared memory holds must agree
+                for name in ("observation", "reward"):
+                    mine, first = getattr(built, name), getattr(self._spaces, name)
+                    if mine != first:
+                        raise EnvSpecError(
+                            f"env {env_id} was built with {name} space {mine}, but env 0 has {first}; one "
+                            "shared-memory layout needs them equal (shared_memory=False lets each env differ)"
+                        )
 
     def _kill_worker(self, w: int) -> None:
         handle = self._workers[w]
@@ -338,7 +374,7 @@ class SyncSubprocessEnvManager(BaseEnvManager):
     def _request(self, w: int, command: Command, timeout: float | None = None) -> Any:
         """Send a control command and return the worker's answer; faults raise (control paths are not retried)."""
         fault = self._send(w, pickle.dumps(command, protocol=pickle.HIGHEST_PROTOCOL))
-        reply = fault or self._collect([w], timeout or self._cfg.reset_timeout)[w]
+        reply = fault or self._collect([w], timeout or reset_wait(self._reset_timeout, self._connect_timeout))[w]
         if isinstance(reply, WorkerFault):
             self.close()
             raise reply.error
@@ -348,9 +384,17 @@ class SyncSubprocessEnvManager(BaseEnvManager):
         return result
 
     # ----- shared-memory views -------------------------------------------------------------------
+    def _obs_of(self, env_id: int, final: bool = False) -> Any:
+        """Env ``env_id``'s ready observation, or with ``final`` the last one of its ended episode."""
+        buffers, layout = self._buffers, self._layout
+        assert buffers is not None and layout is not None
+        if layout.pickled:
+            return (self._pickled_final if final else self._pickled_ready)[env_id]
+        return self._read_obs(buffers.final if final else buffers.ready, env_id)
+
     def _read_obs(self, target: list[np.ndarray], env_id: int) -> Any:
         assert self._layout is not None
-        copy = self._cfg.copy_on_get
+        copy = self._copy_on_get
         paths = self._layout.obs_paths
         if len(paths) == 1 and not paths[0]:
             row = target[0][env_id]
@@ -367,6 +411,8 @@ class SyncSubprocessEnvManager(BaseEnvManager):
         if not ids:
             raise EnvManagerError(f"no env is ready; env states: {self._state_summary()}")
         assert self._buffers is not None and self._layout is not None
+        if self._layout.pickled:
+            return super().ready_obs_batch()
         index: Any = slice(None) if len(ids) == self._env_num else np.asarray(ids)
         by_path = dict(zip(self._layout.obs_paths, self._buffers.ready, strict=True))
         return ObsBatch(np.asarray(ids), build_tree(self.observation_space, lambda p: by_path[p][index]))
@@ -391,7 +437,7 @@ class SyncSubprocessEnvManager(BaseEnvManager):
             if fault is not None:
                 faults[w] = fault
         sent = [w for w in range(len(self._groups)) if w not in faults]
-        replies = {**faults, **self._collect(sent, self._cfg.step_timeout, spin=True)}
+        replies = {**faults, **self._collect(sent, self._step_timeout, spin=True)}
         infos: dict[int, dict[str, Any]] = {}
         for w, reply in replies.items():
             if reply == OK:
@@ -400,9 +446,13 @@ class SyncSubprocessEnvManager(BaseEnvManager):
             if isinstance(result, WorkerFault) or result.failures:  # rare: the per-env path handles faults
                 timesteps = self._gather(dict(enumerate(checked)), replies)
                 for env_id, timestep in timesteps.items():
+                    if env_id in self._failures and not timestep.info.get("abnormal", False):
+                        del self._failures[env_id]
                     self._after_step(env_id, timestep)
+                self._raise_fatal()
                 return self._batch_from(timesteps)
             infos.update(result.infos)
+        self._failures.clear()  # every env stepped successfully
         flags = buffers.flags
         done = flags[:, FLAG_DONE].copy()
         final_obs = {}
@@ -412,7 +462,7 @@ class SyncSubprocessEnvManager(BaseEnvManager):
             self._after_step(env_id, timestep)
         # one copy of the whole batch (or views with copy_on_get=False); continuing envs' ready obs are its rows
         by_path = dict(zip(self._layout.obs_paths, buffers.ready, strict=True))  # type: ignore[union-attr]
-        copy = self._cfg.copy_on_get
+        copy = self._copy_on_get
         leaves = {path: (leaf.copy() if copy else leaf) for path, leaf in by_path.items()}
         batch = build_tree(self.observation_space, lambda p: leaves[p])
         for env_id in np.flatnonzero(~done).tolist():
@@ -448,12 +498,13 @@ class SyncSubprocessEnvManager(BaseEnvManager):
         return arr
 
     def _reset_on_done_mask(self) -> np.ndarray:
-        if not self._cfg.auto_reset:
+        if not self._auto_reset:
             return np.zeros(self._env_num, dtype=np.int64)
-        return (np.asarray(self._episode_count) + 1 < self._cfg.episode_num).astype(np.int64)
+        counts = np.fromiter(self._env_episode_count.values(), dtype=np.float64, count=self._env_num)
+        return (counts + 1 < self._episode_num).astype(np.int64)
 
     def _reset_on_done(self, env_id: int) -> bool:
-        return bool(self._cfg.auto_reset) and self._episode_count[env_id] + 1 < self._cfg.episode_num
+        return bool(self._auto_reset) and self._env_episode_count[env_id] + 1 < self._episode_num
 
     def _dispatch_step(self, actions: Mapping[int, Any]) -> tuple[list[int], dict[int, WorkerFault]]:
         """Write actions and step flags to shared memory and wake the workers involved."""
@@ -473,7 +524,7 @@ class SyncSubprocessEnvManager(BaseEnvManager):
             if buffers.action is None:
                 mine = {i: a for i, a in actions.items() if self._worker_of[i] == w}
                 fault = self._send(w, pickle.dumps(Command("actions", mine)))
-                reply = fault or self._collect([w], self._cfg.step_timeout)[w]
+                reply = fault or self._collect([w], self._step_timeout)[w]
                 if isinstance(reply, WorkerFault):
                     faults[w] = reply
                     continue
@@ -500,11 +551,23 @@ class SyncSubprocessEnvManager(BaseEnvManager):
         if result.rows is not None:
             assert self._buffers is not None
             self._buffers.set_rows(self._group_rows[w], result.rows)
+        return self._adopt(result)
+
+    def _adopt(self, result: StepReply) -> StepReply:
+        """Keep the observations and rewards a reply carries (pickled layouts); call after its rows are in."""
+        if result.steps:
+            assert self._buffers is not None
+            flags = self._buffers.flags
+            for env_id, (obs, reward) in result.steps.items():
+                self._pickled_reward[env_id] = reward
+                (self._pickled_final if flags[env_id, FLAG_DONE] else self._pickled_ready)[env_id] = obs
+        if result.ready:
+            self._pickled_ready.update(result.ready)
         return result
 
     def _step_envs(self, actions: Mapping[int, Any]) -> dict[int, BaseEnvTimestep]:
         sent, faults = self._dispatch_step(actions)
-        replies: dict[int, bytes | WorkerFault] = {**faults, **self._collect(sent, self._cfg.step_timeout, spin=True)}
+        replies: dict[int, bytes | WorkerFault] = {**faults, **self._collect(sent, self._step_timeout, spin=True)}
         return self._gather(actions, replies)
 
     def _gather(
@@ -517,7 +580,7 @@ class SyncSubprocessEnvManager(BaseEnvManager):
                 timesteps.update(self._worker_fault(w, reply, stepped))
                 continue
             result = self._decode(w, reply)
-            if not result.failures and self._cfg.copy_on_get:
+            if not result.failures and self._copy_on_get:
                 timesteps.update(self._timesteps(stepped, result.infos))
                 continue
             for env_id in stepped:
@@ -554,8 +617,8 @@ class SyncSubprocessEnvManager(BaseEnvManager):
         assert buffers is not None
         flags = buffers.flags[env_id]
         done = bool(flags[FLAG_DONE])
-        obs = self._read_obs(buffers.final if done else buffers.ready, env_id)
-        reward = buffers.reward[env_id].copy()
+        obs = self._obs_of(env_id, final=done)
+        reward = self._pickled_reward[env_id] if buffers.layout.pickled else buffers.reward[env_id].copy()
         return BaseEnvTimestep(
             obs, reward, done, info, terminated=bool(flags[FLAG_TERMINATED]), truncated=bool(flags[FLAG_TRUNCATED])
         )
@@ -574,19 +637,20 @@ class SyncSubprocessEnvManager(BaseEnvManager):
         buffers = self._buffers
         assert buffers is not None
         if timestep.done and not timestep.info.get("abnormal", False) and buffers.flags[env_id, FLAG_RESET]:
-            self._episode_count[env_id] += 1
-            self._ready_obs[env_id] = self._read_obs(buffers.ready, env_id)
-            self._states[env_id] = EnvState.RUN
+            self._env_episode_count[env_id] += 1
+            self._ready_obs[env_id] = self._obs_of(env_id)
+            self._env_states[env_id] = EnvState.RUN
             return
         super()._after_step(env_id, timestep)
 
     # ----- control commands ----------------------------------------------------------------------
     def _reset_envs(self, params: Mapping[int, dict[str, Any]]) -> None:
         pending = dict(params)
+        timeout = reset_wait(self._reset_timeout, self._connect_timeout)
         while pending:
             workers = sorted({self._worker_of[env_id] for env_id in pending})
             for env_id in pending:
-                self._states[env_id] = EnvState.RESET
+                self._env_states[env_id] = EnvState.RESET
             faults: dict[int, bytes | WorkerFault] = {}
             sent = []
             for w in workers:
@@ -596,26 +660,28 @@ class SyncSubprocessEnvManager(BaseEnvManager):
                     faults[w] = fault
                 else:
                     sent.append(w)
-            replies = {**faults, **self._collect(sent, self._cfg.reset_timeout)}
+            replies = {**faults, **self._collect(sent, timeout)}
             retry: dict[int, dict[str, Any]] = {}
             for w, reply in sorted(replies.items()):
                 mine = {i: kw for i, kw in pending.items() if self._worker_of[i] == w}
                 if isinstance(reply, WorkerFault):
-                    for env_id in mine:
-                        self._spend_retry(env_id, reply.error)
+                    retry.update({i: kw for i, kw in mine.items() if self._spend_retry(i, reply.error)})
                     self._restart_worker(w)
-                    retry.update(mine)
+                    for env_id in self._groups[w]:  # the restart rebuilt the group's other envs too
+                        if env_id not in mine and self._ready_obs.pop(env_id, None) is not None:
+                            retry[env_id] = {}
                     continue
                 result = self._decode(w, reply)
                 for env_id, kwargs in mine.items():
                     if env_id in result.failures:
-                        self._recover(env_id, _failure_error(result.failures[env_id]))
-                        retry[env_id] = kwargs
+                        if self._recover(env_id, _failure_error(result.failures[env_id])):
+                            retry[env_id] = kwargs
                         continue
-                    assert self._buffers is not None
-                    self._ready_obs[env_id] = self._read_obs(self._buffers.ready, env_id)
-                    self._states[env_id] = EnvState.RUN
+                    self._ready_obs[env_id] = self._obs_of(env_id)
+                    self._env_states[env_id] = EnvState.RUN
             pending = retry
+            if pending:
+                self._wait_before_retry()
 
     def _apply_seeds(self, env_ids: Sequence[int] | None = None) -> None:
         ids = [i for i in (env_ids if env_ids is not None else range(self._env_num)) if i in self._seeds]
@@ -636,17 +702,18 @@ class SyncSubprocessEnvManager(BaseEnvManager):
             self.close()
             raise _failure_error(failure)
 
-    def _has_env_method(self, name: str) -> bool:
-        cls = env_class_of(self._env_fns[0])
-        return True if cls is None else callable(getattr(cls, name, None))
-
-    def _call_all(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
-        results: dict[int, Any] = {}
+    def _describe_all(self, name: str) -> dict[int, tuple[Any, ...]]:
+        described: dict[int, tuple[Any, ...]] = {}
         for w in range(len(self._groups)):
-            try:
-                results.update(self._request(w, Command("call", (name, args, kwargs))))
-            except EnvStepError as err:
-                if err.exc_type == "AttributeError":
-                    raise AttributeError(f"the envs of this manager have no method {name!r}") from None
-                raise
-        return [results[i] for i in range(self._env_num)]
+            described.update(self._request(w, Command("getattr", name)))
+        return described
+
+    def _call_envs(
+        self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], env_ids: Sequence[int] | None
+    ) -> dict[int, Any]:
+        ids = list(range(self._env_num) if env_ids is None else env_ids)
+        results: dict[int, Any] = {}
+        for w in sorted({self._worker_of[i] for i in ids}):
+            mine = [i for i in ids if self._worker_of[i] == w]
+            results.update(self._request(w, Command("call", (name, args, kwargs, mine))))
+        return results

@@ -5,7 +5,10 @@ Messages on the worker's pipe (the parent's side is :mod:`.subprocess_manager`):
 - ``b"S"``: step every owned env whose ``control[i, CONTROL_STEP]`` is set, with its action from
   shared memory; results go to shared memory. The reply is ``b"k"`` or, when some env has a
   non-empty info dict or raised, a pickled :class:`StepReply` (only then is anything pickled).
-- A pickled :class:`Command` for everything else (reset, seed, replay, method calls, close).
+  With a ``pickled`` layout (envs with probed spaces, no shared memory) observations and rewards
+  travel in the :class:`StepReply` instead.
+- A pickled :class:`Command` for everything else (reset, seed, replay, attribute reads, method
+  calls, close).
 
 Env exceptions are caught per env and reported with their traceback; the worker itself only
 stops on ``close``, on a broken pipe, or when the parent dies (it asks the kernel to kill it then).
@@ -28,6 +31,8 @@ from typing import Any
 
 import numpy as np
 
+from ding.envs.env_manager.fanout import describe_attribute
+from ding.envs.env_manager.settings import seed_env
 from ding.envs.env_manager.shm import (
     CONTROL_RESET_ON_DONE,
     CONTROL_STEP,
@@ -39,6 +44,7 @@ from ding.envs.env_manager.shm import (
     SharedBuffers,
 )
 from ding.envs.env_manager.spin import SpinBudget, spin_until
+from ding.envs.probe import read_spaces
 from ding.envs.spaces import EnvSpaces
 
 STEP = b"S"
@@ -70,11 +76,13 @@ class StepReply:
     infos: dict[int, dict[str, Any]] = dataclasses.field(default_factory=dict)
     failures: dict[int, EnvFailure] = dataclasses.field(default_factory=dict)
     rows: tuple[Any, ...] | None = None  # result rows, when buffers are private (not shared memory)
+    steps: dict[int, tuple[Any, Any]] | None = None  # pickled layouts: (obs, reward) of each step
+    ready: dict[int, Any] | None = None  # pickled layouts: the first obs of each reset
 
 
 @dataclasses.dataclass(frozen=True)
 class Command:
-    """A control message: ``name`` is one of reset, seed, replay, call, renew, spaces, attach, close."""
+    """A control message: ``name`` is one of reset, seed, replay, getattr, call, renew, spaces, attach, close."""
 
     name: str
     payload: Any = None
@@ -105,7 +113,7 @@ class Worker:
         self.conn = conn
         self.envs: dict[int, Any] = {}
         self.buffers: SharedBuffers | None = None
-        self.seeds: dict[int, tuple[int, bool]] = {}
+        self.seeds: dict[int, tuple[int, bool | None]] = {}
         self.replay: dict[int, str] = {}
         self.pickled_actions: dict[int, Any] = {}
         self.rows = slice(min(env_ids), max(env_ids) + 1)
@@ -116,19 +124,20 @@ class Worker:
     def build(self, env_id: int) -> None:
         env = self.env_fns[env_id]()
         if env_id in self.seeds:
-            seed, dynamic = self.seeds[env_id]
-            env.seed(seed, dynamic_seed=dynamic)
+            seed_env(env, *self.seeds[env_id])
         if env_id in self.replay:
             env.enable_save_replay(self.replay[env_id])
         self.envs[env_id] = env
 
     def spaces(self) -> dict[int, EnvSpaces]:
-        return {i: EnvSpaces(e.observation_space, e.action_space, e.reward_space) for i, e in self.envs.items()}
+        return {i: read_spaces(e) for i, e in self.envs.items()}
 
     # ----- hot path ------------------------------------------------------------------------------
     def step(self) -> bytes:
         buffers = self.buffers
         assert buffers is not None
+        if buffers.layout.pickled:
+            return self.step_pickled()
         control, flags, reward, actions = buffers.control, buffers.flags, buffers.reward, buffers.action
         reply: StepReply | None = None
         for env_id in self.env_ids:
@@ -169,6 +178,42 @@ class Worker:
             reply.rows = buffers.rows(self.rows)
         return OK if reply is None else pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
 
+    def step_pickled(self) -> bytes:
+        """:meth:`step` for a pickled layout: observations and rewards go into the reply as the envs return them."""
+        buffers = self.buffers
+        assert buffers is not None
+        control, flags = buffers.control, buffers.flags
+        steps: dict[int, tuple[Any, Any]] = {}
+        ready: dict[int, Any] = {}
+        reply = StepReply(steps=steps, ready=ready)
+        for env_id in self.env_ids:
+            if not control[env_id, CONTROL_STEP]:
+                continue
+            env = self.envs[env_id]
+            try:
+                timestep = env.step(self.pickled_actions[env_id])
+            except Exception as exc:  # see step()
+                reply.failures[env_id] = EnvFailure.capture(env_id, "step", exc)
+                continue
+            steps[env_id] = (timestep.obs, timestep.reward)
+            row = flags[env_id]
+            row[FLAG_DONE] = timestep.done
+            row[FLAG_TERMINATED] = timestep.terminated
+            row[FLAG_TRUNCATED] = timestep.truncated
+            row[FLAG_RESET] = False
+            if timestep.info:
+                reply.infos[env_id] = timestep.info
+            if timestep.done and control[env_id, CONTROL_RESET_ON_DONE]:
+                try:
+                    ready[env_id] = env.reset()
+                except Exception as exc:  # see step()
+                    reply.failures[env_id] = EnvFailure.capture(env_id, "reset", exc)
+                    continue
+                row[FLAG_RESET] = True
+        if self.rows_in_reply:
+            reply.rows = buffers.rows(self.rows)
+        return pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
+
     def receive_inputs(self, inputs: tuple[np.ndarray, np.ndarray | None]) -> None:
         """Private buffers: take this step's control and action rows from the message."""
         assert self.buffers is not None
@@ -180,14 +225,19 @@ class Worker:
     # ----- control commands ----------------------------------------------------------------------
     def reset(self, params: dict[int, dict[str, Any]]) -> StepReply:
         assert self.buffers is not None
-        reply = StepReply()
+        pickled = self.buffers.layout.pickled
+        ready: dict[int, Any] = {}
+        reply = StepReply(ready=ready) if pickled else StepReply()
         for env_id, kwargs in params.items():
             try:
                 obs = self.envs[env_id].reset(**kwargs)
             except Exception as exc:  # see step()
                 reply.failures[env_id] = EnvFailure.capture(env_id, "reset", exc)
                 continue
-            self.buffers.write_obs(self.buffers.ready, env_id, obs)
+            if pickled:
+                ready[env_id] = obs
+            else:
+                self.buffers.write_obs(self.buffers.ready, env_id, obs)
             self.buffers.flags[env_id] = False
         if self.rows_in_reply:
             reply.rows = self.buffers.rows(self.rows)
@@ -211,7 +261,7 @@ class Worker:
         if name == "seed":
             for env_id, (seed, dynamic) in payload.items():
                 self.seeds[env_id] = (seed, dynamic)
-                self.envs[env_id].seed(seed, dynamic_seed=dynamic)
+                seed_env(self.envs[env_id], seed, dynamic)
             return None
         if name == "replay":
             for env_id, path in payload.items():
@@ -228,9 +278,14 @@ class Worker:
                 except Exception as exc:  # reported like any env failure
                     failures[env_id] = EnvFailure.capture(env_id, "renew", exc)
             return StepReply(failures=failures)
+        if name == "getattr":
+            described = {env_id: describe_attribute(self.envs[env_id], payload) for env_id in self.env_ids}
+            pickle.dumps(described)  # an attribute that cannot travel fails here, as the command's failure
+            return described
         if name == "call":
-            method, args, kwargs = payload
-            return {env_id: getattr(self.envs[env_id], method)(*args, **kwargs) for env_id in self.env_ids}
+            method, args, kwargs, env_ids = payload
+            ids = self.env_ids if env_ids is None else [i for i in env_ids if i in self.envs]
+            return {env_id: getattr(self.envs[env_id], method)(*args, **kwargs) for env_id in ids}
         raise ValueError(f"unknown worker command {name!r}")
 
     def close(self) -> None:

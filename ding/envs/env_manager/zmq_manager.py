@@ -26,7 +26,7 @@ import pickle
 import time
 import weakref
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from ding.envs.env_manager.subprocess_manager import SyncSubprocessEnvManager, WorkerFault
 from ding.envs.env_manager.worker import OK, STEP, StepReply
@@ -101,6 +101,18 @@ class ZmqEnvManager(SyncSubprocessEnvManager):
     """
 
     manager_type = "zmq"
+    config: ClassVar[dict[str, Any]] = {
+        **SyncSubprocessEnvManager.config,
+        "shared_memory": None,  # None: shared memory when every worker is local (no keys_dir), else in the messages
+        "endpoint": "ipc",  # "ipc" (a private 0700 directory), "tcp" (127.0.0.1, a free port), "tcp://HOST:PORT", ...
+        "keys_dir": None,  # None: ephemeral in-memory CURVE keys (local workers only); else `ding -m keygen DIR`
+        "local_workers": None,  # workers started on this host; None: one per env group unless remote_workers is set
+        "remote_workers": 0,  # workers launch() waits for, started with `ding -m worker --connect ... --keys DIR`
+        "worker_wait_timeout": 60.0,  # seconds launch() waits for every worker to register
+        "heartbeat_interval": 1.0,  # seconds between heartbeats, both ways
+        "heartbeat_timeout": 5.0,  # seconds of silence after which a worker (or, for a worker, the manager) is gone
+        "max_message_bytes": 64 << 20,  # larger messages are refused by the socket (the peer is disconnected)
+    }
 
     def __init__(self, env_fn: Sequence[Any], cfg: Mapping[str, Any] | None = None) -> None:
         super().__init__(env_fn, cfg)
@@ -204,7 +216,7 @@ class ZmqEnvManager(SyncSubprocessEnvManager):
         identity = hub.idle_peer()
         if identity is None and self._local_count:
             started = hub.start_local(self._context, 1)
-            hub.wait_for(lambda: started[0] in hub.peers, float(self._cfg.reset_timeout or 60.0), "a new local worker")
+            hub.wait_for(lambda: started[0] in hub.peers, float(self._launch_timeout() or 60.0), "a new local worker")
             identity = started[0]
         if identity is None:
             identity = hub.least_loaded_peer()
@@ -250,7 +262,7 @@ class ZmqEnvManager(SyncSubprocessEnvManager):
             return super()._decode(w, reply)
         assert self._buffers is not None
         head = unpack_reply(reply, self._buffers, self._group_rows[w])
-        return StepReply() if head == OK else pickle.loads(head)
+        return StepReply() if head == OK else self._adopt(pickle.loads(head))
 
     def _collect(
         self, workers: Sequence[int], timeout: float | None, spin: bool = False

@@ -46,15 +46,20 @@ RAY_KINDS = ("ray", "ray-2", "ray-zmq", "ray-shm")
 MakeManager = Callable[..., BaseEnvManager]
 
 
-def make_manager(kind: str, env_fns: Sequence[Callable[[], Any]], **cfg: Any) -> BaseEnvManager:
-    """Build a manager of ``kind`` over ``env_fns``; ``cfg`` overrides or extends the kind's config."""
+def kind_config(kind: str, env_num: int, **cfg: Any) -> dict[str, Any]:
+    """The manager config of ``kind`` for ``env_num`` envs (``type`` included), with ``cfg`` merged in."""
     if kind not in KIND_CONFIGS:
         raise ValueError(f"unknown manager kind {kind!r}; kinds: {', '.join(KIND_CONFIGS)}")
     merged = dict(KIND_CONFIGS[kind])
     if merged["type"] == "async_subprocess":
-        merged["wait_num"] = len(env_fns)
+        merged["wait_num"] = env_num
     merged.update(cfg)
-    return create_env_manager(merged, list(env_fns))
+    return merged
+
+
+def make_manager(kind: str, env_fns: Sequence[Callable[[], Any]], **cfg: Any) -> BaseEnvManager:
+    """Build a manager of ``kind`` over ``env_fns``; ``cfg`` overrides or extends the kind's config."""
+    return create_env_manager(kind_config(kind, len(env_fns), **cfg), list(env_fns))
 
 
 @pytest.fixture(scope="session")

@@ -97,6 +97,7 @@ class DictObsEnv(DingEnvWrapper):
 
     def __init__(self, cfg: Mapping[str, Any] | None = None) -> None:
         super().__init__(cfg=cfg or {})
+        self.built_in_pid = os.getpid()
 
     @classmethod
     def raw_spaces(cls, cfg: Mapping[str, Any]) -> EnvSpaces:

@@ -2,7 +2,8 @@
 
 A fault fires when the env instance reaches step ``at_step`` (1-based, counted over the instance's
 life); with ``once_path`` it fires only the first time across every process and instance (a marker
-file records that it happened), so retries and renewed envs run clean afterwards.
+file records that it happened), so retries and renewed envs run clean afterwards. ``raise_every``
+raises at every step from the ``at_step``-th on.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ class FaultyEnv(BaseEnv):
     """Observation: [step count, instance id, pid]; reward 1; episodes of ``episode_len`` steps."""
 
     config: ClassVar[dict[str, Any]] = {
-        "fault": None,  # None | "raise" | "hang" | "exit" | "slow_reset" | "raise_reset"
+        "fault": None,  # None | "raise" | "raise_every" | "hang" | "exit" | "slow_reset" | "raise_reset"
         "at_step": 3,
         "once_path": None,
         "episode_len": 5,
@@ -75,7 +76,7 @@ class FaultyEnv(BaseEnv):
         self.total_steps += 1
         self.t += 1
         count = self.total_steps
-        if self._should_fire("raise", count):
+        if self._should_fire("raise", count) or (self._cfg.fault == "raise_every" and count >= self._cfg.at_step):
             explode(count)
         if self._should_fire("hang", count):
             threading.Event().wait(3600)
@@ -87,6 +88,3 @@ class FaultyEnv(BaseEnv):
 
     def close(self) -> None:
         pass
-
-    def instance_id(self) -> int:
-        return self.instance

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from ding.envs.env_manager import BaseEnvManager, EnvState
-from ding.errors import ConfigError, EnvManagerError
+from ding.errors import ConfigError, EnvManagerError, ManagerStateError
 from dizoo.classic_control.cartpole.envs import CartPoleEnv
 from dizoo.classic_control.pendulum.envs import PendulumEnv
 from tests.envs.env_manager.conftest import MakeManager, make_manager
@@ -125,8 +125,8 @@ def test_env_that_is_not_ready_is_rejected_without_effect(manager_kind: str, new
     while 0 in manager.ready_obs_id:  # end env 0's episode; env 1 keeps still
         manager.step({0: 0})
         twin.step({0: 0})
-    assert manager.env_states[0] is EnvState.DONE_EPISODE
-    waiting = r"env 0 is not waiting for an action \(state 'done_episode'\); ready: \[1\]"
+    assert manager.env_states[0] is EnvState.NEED_RESET
+    waiting = r"env 0 is not waiting for an action \(state 'need_reset'\); ready: \[1\]"
     with pytest.raises(ValueError, match=waiting):
         manager.step({0: 1})
     with pytest.raises(ValueError, match=waiting):
@@ -170,12 +170,15 @@ def test_stepping_before_launch_or_after_close_is_an_error(manager_kind: str) ->
         manager.step({0: 0})
 
 
-def test_never_launched_manager_closes_cleanly(manager_kind: str) -> None:
+def test_never_launched_manager_closes_cleanly_and_can_still_launch(manager_kind: str) -> None:
     manager = make_manager(manager_kind, [CARTPOLE] * 2)
     manager.close()
-    assert manager.closed and manager.env_states == {0: EnvState.CLOSED, 1: EnvState.CLOSED}
-    with pytest.raises(EnvManagerError, match="is closed"):
-        manager.launch()
+    assert manager.closed and manager.env_states == {0: EnvState.VOID, 1: EnvState.VOID}
+    with pytest.raises(ManagerStateError, match=r"is not launched; call launch\(\) first"):
+        manager.step({0: 0})
+    manager.launch()
+    assert manager.env_states == {0: EnvState.RUN, 1: EnvState.RUN}
+    manager.close()
 
 
 RESET_CASES: dict[str, tuple[Any, type[Exception], str]] = {
@@ -212,7 +215,14 @@ def test_unknown_config_key_suggests_the_close_one(manager_kind: str) -> None:
 BAD_VALUES: dict[str, tuple[Any, str]] = {
     "retry_type": ("renw", r"retry_type must be one of \('reset', 'renew'\), got 'renw'"),
     "context": ("spwn", r"context must be one of \('fork', 'spawn', 'forkserver'\), got 'spwn'"),
-    "max_retry": (-1, r"max_retry must be an int >= 0, got -1"),
+    "max_retry": (0, r"max_retry must be an int >= 1 \(the attempts per failure; 1 = no retry\), got 0"),
+    "retry_waiting_time": (-1, r"retry_waiting_time must be a number of seconds >= 0, got -1"),
+    "connect_timeout": (0, r"connect_timeout must be a positive number of seconds or None, got 0"),
+    "wait_num": (
+        0,
+        r"wait_num must be (inf \(every env\) or None for a manager that returns whole batches|an int >= 1, inf or "
+        r"None), got 0",
+    ),
     "envs_per_worker": (0, r"envs_per_worker must be an int >= 1, got 0"),
     "episode_num": (0, r"episode_num must be an int >= 1 or inf, got 0"),
     "step_timeout": (-2.0, r"step_timeout must be a positive number of seconds or None, got -2\.0"),
@@ -224,6 +234,14 @@ def test_bad_config_value_names_the_key_value_and_accepted(key: str, manager_kin
     value, pattern = BAD_VALUES[key]
     with pytest.raises(ConfigError, match=rf"env\.manager\.{pattern}"):
         make_manager(manager_kind, [CARTPOLE], **{key: value})
+
+
+def test_wait_num_of_a_whole_batch_manager_must_be_every_env() -> None:
+    with pytest.raises(
+        ConfigError, match=r"wait_num must be inf .*got 2; the async_subprocess manager returns partial"
+    ):
+        make_manager("subprocess-1", [CARTPOLE], wait_num=2)
+    make_manager("subprocess-1", [CARTPOLE], wait_num=float("inf")).close()  # DI-engine's sync default
 
 
 def test_unknown_manager_type_suggests_the_close_one() -> None:

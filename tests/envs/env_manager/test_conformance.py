@@ -17,10 +17,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ding.envs.env_manager import BaseEnvManager, EnvState
-from ding.errors import EnvManagerError
+from ding.envs.env_manager import BaseEnvManager, EnvState, get_env_manager_cls
+from ding.envs.env_manager.fanout import METHOD_NAME_LIST
+from ding.errors import EnvManagerError, ManagerStateError
 from dizoo.classic_control.cartpole.envs import CartPoleEnv
-from tests.envs.env_manager.conftest import SUBPROCESS_KINDS, MakeManager, make_manager
+from tests.envs.env_manager.conftest import KIND_CONFIGS, SUBPROCESS_KINDS, MakeManager, kind_config, make_manager
 from tests.envs.env_manager.envs import (
     DictObsEnv,
     Policy,
@@ -229,27 +230,34 @@ def test_without_auto_reset_the_last_episode_makes_the_env_done(manager_kind: st
         manager.step({i: policy(i, k, None) for i in manager.ready_obs_id})
         k += 1
     assert manager.env_states == {0: EnvState.DONE, 1: EnvState.DONE}
-    manager.reset({1: {}})  # an explicit reset starts the env's episode count afresh
+    manager.reset({1: {}})  # an explicit reset plays one more episode; counts restart only at launch
     assert manager.env_states == {0: EnvState.DONE, 1: EnvState.RUN}
     assert manager.ready_obs_id == [1] and not manager.done
+    while not manager.done:
+        manager.step({1: policy(1, k, None)})
+        k += 1
+    assert manager.env_states == {0: EnvState.DONE, 1: EnvState.DONE}
 
 
 def test_env_states_follow_the_state_machine(manager_kind: str, new_manager: MakeManager) -> None:
     manager = new_manager(manager_kind, fns("cartpole", 2), auto_reset=False, episode_num=2)
     assert manager.env_states == {0: EnvState.VOID, 1: EnvState.VOID}
+    assert manager.closed and not manager.launched and not manager.done
     manager.launch()
     assert manager.env_states == {0: EnvState.RUN, 1: EnvState.RUN}
+    assert manager.launched and not manager.closed
     k = 0
     while 0 in manager.ready_obs_id:
         manager.step({i: table_policy(2)(i, k, None) for i in manager.ready_obs_id})
         k += 1
-    assert manager.env_states[0] is EnvState.DONE_EPISODE
+    assert manager.env_states[0] is EnvState.NEED_RESET and not manager.env_state_done(0)
     manager.reset({0: {}})
     assert manager.env_states[0] is EnvState.RUN
     manager.reset()
     assert manager.env_states == {0: EnvState.RUN, 1: EnvState.RUN}
     manager.close()
-    assert manager.env_states == {0: EnvState.CLOSED, 1: EnvState.CLOSED}
+    assert manager.env_states == {0: EnvState.VOID, 1: EnvState.VOID}
+    assert manager.closed and not manager.done
 
 
 # ---------------------------------------------------------------------------------------------
@@ -346,27 +354,42 @@ def test_ready_obs_views_agree(env: str, manager_kind: str, new_manager: MakeMan
     while manager.ready_obs_id:
         manager.step({i: policy(i, k, None) for i in manager.ready_obs_id})
         k += 1
-    with pytest.raises(EnvManagerError, match="no env is ready; env states: 0:done_episode"):
+    with pytest.raises(EnvManagerError, match="no env is ready; env states: 0:need_reset"):
         manager.ready_obs_batch()
 
 
-def test_method_calls_fan_out_to_every_env(manager_kind: str, new_manager: MakeManager) -> None:
-    manager = new_manager(manager_kind, fns("dict_obs", 3))
-    with pytest.raises(AttributeError, match=r"is not launched: env methods such as 'env_pid' fan out after launch"):
-        manager.env_pid()
-    assert not hasattr(manager, "env_pid")
-    manager.launch()
-    assert manager.scaled(1.5, factor=3.0) == [4.5, 4.5, 4.5]
-    pids = manager.env_pid()
-    if manager_kind == "base":
-        assert pids == [os.getpid()] * 3
-    else:
-        per_worker = 2 if manager_kind == "subprocess-2" else 1
-        workers = manager.worker_pids
-        assert pids == [workers[i // per_worker] for i in range(3)]
-        assert os.getpid() not in pids
-    with pytest.raises(AttributeError, match="no method 'no_such_method'"):
-        manager.no_such_method()
+def with_env_methods(kind: str, *methods: str) -> type[BaseEnvManager]:
+    """The manager class of ``kind``, extended to call the env methods ``methods`` on every env."""
+    base = get_env_manager_cls(KIND_CONFIGS[kind])
+    listed = property(lambda self: [*METHOD_NAME_LIST, *methods])
+    return type(f"{base.__name__}WithMethods", (base,), {"method_name_list": listed})
+
+
+def test_env_attributes_and_listed_methods_fan_out(manager_kind: str) -> None:
+    cls = with_env_methods(manager_kind, "scaled", "env_pid")
+    manager = cls(fns("dict_obs", 3), {k: v for k, v in kind_config(manager_kind, 3).items() if k != "type"})
+    try:
+        with pytest.raises(AttributeError, match=r"is not launched: env attributes such as 'built_in_pid' are read"):
+            _ = manager.built_in_pid
+        assert not hasattr(manager, "built_in_pid")
+        manager.seed(5)
+        manager.launch()
+        assert manager._seed == [5, 6, 7]  # a private env attribute, read as DI-engine's tests do
+        pids = manager.built_in_pid
+        if manager_kind == "base":
+            assert pids == [os.getpid()] * 3
+        else:
+            per_worker = 2 if manager_kind == "subprocess-2" else 1
+            workers = manager.worker_pids
+            assert pids == [workers[i // per_worker] for i in range(3)] and os.getpid() not in pids
+        assert manager.env_pid() == pids  # a listed method: called on every env
+        assert manager.scaled(1.5, factor=3.0) == [4.5, 4.5, 4.5]
+        with pytest.raises(RuntimeError, match=r"'raw_spaces' is an env method, and only the methods in method_name_l"):
+            manager.raw_spaces({})
+        with pytest.raises(AttributeError, match="has no attribute 'no_such_name', and its envs have none either"):
+            _ = manager.no_such_name
+    finally:
+        manager.close()
 
 
 def test_save_replay_writes_videos_per_env(manager_kind: str, new_manager: MakeManager, tmp_path: Path) -> None:
@@ -416,7 +439,7 @@ def test_close_is_idempotent_and_releases_workers_and_memory(manager_kind: str) 
     manager.close()
     manager.close()
     assert manager.closed
-    assert manager.env_states == {i: EnvState.CLOSED for i in range(3)}
+    assert manager.env_states == {i: EnvState.VOID for i in range(3)}
     assert not any(pid_alive(pid) for pid in pids)
     assert {p.pid for p in multiprocessing.active_children()} <= before
     assert not any(shm_exists(name) for name in names)
@@ -466,22 +489,36 @@ CLOSED_CALLS: dict[str, Callable[[BaseEnvManager], Any]] = {
     "step": lambda m: m.step({0: 0}),
     "reset": lambda m: m.reset(),
     "reset_one": lambda m: m.reset({0: {}}),
-    "launch": lambda m: m.launch(),
-    "seed": lambda m: m.seed(0),
-    "enable_save_replay": lambda m: m.enable_save_replay("/tmp/unused"),
 }
 
 
-def test_every_method_raises_after_close(manager_kind: str) -> None:
+def test_a_closed_manager_refuses_steps_and_launches_afresh(manager_kind: str) -> None:
     manager = make_manager(manager_kind, fns("cartpole", 2))
+    manager.seed(3)
     manager.launch()
+    first = manager.ready_obs
+    pids = [pid for pid in getattr(manager, "worker_pids", []) if pid is not None]
+    names = list(getattr(manager, "shared_memory_names", []))
     manager.close()
-    for name, call in CLOSED_CALLS.items():
-        with pytest.raises(EnvManagerError, match=r"Manager is closed") as info:
+    name = type(manager).__name__
+    for call in CLOSED_CALLS.values():
+        with pytest.raises(ManagerStateError, match=rf"{name} is closed; launch\(\) starts it again"):
             call(manager)
-        assert type(manager).__name__ in str(info.value), name
-    with pytest.raises(EnvManagerError, match="no env is ready; env states: 0:closed, 1:closed"):
+        with pytest.raises(AssertionError):  # what DI-engine's managers raise for the same misuse
+            call(manager)
+    with pytest.raises(EnvManagerError, match="no env is ready; env states: 0:void, 1:void"):
         manager.ready_obs_batch()
     assert manager.ready_obs == {} and manager.ready_obs_id == []
-    with pytest.raises(AttributeError, match=r"is closed: no env method 'render' to fan out"):
-        manager.render()  # env methods no longer fan out
+    with pytest.raises(AttributeError, match=r"is not launched: env attributes such as 'render'"):
+        manager.render()  # env methods do not fan out while closed
+    manager.seed(3)  # seeds and replay settings may change while closed: they apply at the next launch
+    manager.launch()
+    try:
+        assert_tree_equal(manager.ready_obs, first, "ready_obs after launching again")
+        assert manager.env_states == {0: EnvState.RUN, 1: EnvState.RUN}
+        if manager_kind in SUBPROCESS_KINDS:
+            assert not any(pid_alive(pid) for pid in pids) and not any(shm_exists(n) for n in names)
+            assert set(manager.worker_pids).isdisjoint(pids) and set(manager.shared_memory_names).isdisjoint(names)
+        manager.step({0: 0, 1: 1})
+    finally:
+        manager.close()

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from ding.envs.env_manager import BaseEnvManager, EnvState, create_env_manager
-from ding.errors import EnvManagerError, EnvStepError, WorkerDiedError, WorkerTimeoutError
+from ding.errors import EnvStepError, WorkerDiedError, WorkerTimeoutError
 from tests.envs.env_manager.fault_envs import FaultyEnv
 
 SUBPROCESS_KINDS = [("subprocess", 1), ("subprocess", 2), ("subprocess-private", 2)]
@@ -73,26 +73,30 @@ def assert_clean(manager: BaseEnvManager) -> None:
 
 
 @pytest.mark.parametrize("kind", ALL_KINDS, ids=str)
-def test_exception_without_retry_raises_with_env_id_and_traceback(kind: tuple[str, int]) -> None:
-    manager = make(kind, [{}, {"fault": "raise", "at_step": 2}], max_retry=0)
-    pids = list(getattr(manager, "worker_pids", []))
+def test_exception_without_retry_raises_and_the_manager_stays_open(kind: tuple[str, int]) -> None:
+    manager = make(kind, [{}, {"fault": "raise", "at_step": 2}], max_retry=1)
     manager.launch()
-    pids = list(getattr(manager, "worker_pids", pids))
+    pids = list(getattr(manager, "worker_pids", []))
     step_all(manager)
     with pytest.raises(EnvStepError, match=r"env 1 raised InjectedFault in step: injected failure at step 2") as info:
         step_all(manager)
     assert "in explode" in info.value.traceback_text and "fault_envs.py" in info.value.traceback_text
     assert (info.value.env_id, info.value.exc_type) == (1, "InjectedFault")
-    assert manager.closed and manager.env_states[1] == EnvState.CLOSED
+    assert not manager.closed and manager.env_states == {0: EnvState.RUN, 1: EnvState.ERROR}
+    assert manager.ready_obs_id == [0] and manager.ready_obs[0][0] == 2  # env 0 kept its steps
+    assert step_all(manager)[0].obs[0] == 3
+    manager.reset({1: {}})  # revives the failed env
+    assert manager.env_states[1] is EnvState.RUN and manager.ready_obs[1][0] == 0
+    assert sorted(step_all(manager)) == [0, 1]
+    manager.close()
+    assert_clean(manager)
     for pid in pids:
         assert not alive(pid)
-    with pytest.raises(EnvManagerError, match="is closed"):
-        step_all(manager)
 
 
 @pytest.mark.parametrize("kind", ALL_KINDS, ids=str)
 def test_exception_with_reset_retry_ends_episode_abnormally(kind: tuple[str, int]) -> None:
-    with make(kind, [{}, {"fault": "raise", "at_step": 2}], max_retry=1, retry_type="reset") as manager:
+    with make(kind, [{}, {"fault": "raise", "at_step": 2}], max_retry=2, retry_type="reset") as manager:
         manager.launch()
         step_all(manager)
         timesteps = step_all(manager)
@@ -109,12 +113,12 @@ def test_exception_with_reset_retry_ends_episode_abnormally(kind: tuple[str, int
 @pytest.mark.parametrize("kind", ALL_KINDS, ids=str)
 def test_renew_rebuilds_the_env(kind: tuple[str, int], tmp_path: Path) -> None:
     cfgs = [{}, {"fault": "raise", "at_step": 2, "once_path": str(tmp_path / "fired")}]
-    with make(kind, cfgs, max_retry=1, retry_type="renew") as manager:
+    with make(kind, cfgs, max_retry=2, retry_type="renew") as manager:
         manager.launch()
-        before = manager.instance_id()
+        before = manager.instance
         step_all(manager)
         assert step_all(manager)[1].info["abnormal"]
-        after = manager.instance_id()
+        after = manager.instance
         assert after[0] == before[0] and after[1] != before[1]
         assert manager.ready_obs[1][0] == 0
 
@@ -122,7 +126,7 @@ def test_renew_rebuilds_the_env(kind: tuple[str, int], tmp_path: Path) -> None:
 @pytest.mark.parametrize("kind", SUBPROCESS_KINDS, ids=str)
 def test_worker_exit_is_detected_and_restarted(kind: tuple[str, int], tmp_path: Path) -> None:
     cfgs = [{}, {}, {}, {"fault": "exit", "at_step": 2, "once_path": str(tmp_path / "fired")}]
-    with make(kind, cfgs, max_retry=1) as manager:
+    with make(kind, cfgs, max_retry=2) as manager:
         manager.launch()
         old_pids = list(manager.worker_pids)  # type: ignore[attr-defined]
         step_all(manager)
@@ -137,7 +141,7 @@ def test_worker_exit_is_detected_and_restarted(kind: tuple[str, int], tmp_path: 
 
 @pytest.mark.parametrize("kind", SUBPROCESS_KINDS, ids=str)
 def test_sigkilled_worker_is_detected_at_once(kind: tuple[str, int]) -> None:
-    with make(kind, [{}, {}, {}, {}], max_retry=1, step_timeout=30.0) as manager:
+    with make(kind, [{}, {}, {}, {}], max_retry=2, step_timeout=30.0) as manager:
         manager.launch()
         step_all(manager)
         victim = manager.worker_pids[0]  # type: ignore[attr-defined]
@@ -155,7 +159,7 @@ def test_sigkilled_worker_is_detected_at_once(kind: tuple[str, int]) -> None:
 @pytest.mark.parametrize("kind", SUBPROCESS_KINDS, ids=str)
 def test_hung_worker_is_killed_after_step_timeout(kind: tuple[str, int], tmp_path: Path) -> None:
     cfgs = [{}, {"fault": "hang", "at_step": 2, "once_path": str(tmp_path / "fired")}]
-    with make(kind, cfgs, max_retry=1, step_timeout=0.3) as manager:
+    with make(kind, cfgs, max_retry=2, step_timeout=0.3) as manager:
         manager.launch()
         hung = manager.worker_pids[-1]  # type: ignore[attr-defined]
         step_all(manager)
@@ -171,7 +175,7 @@ def test_hung_worker_is_killed_after_step_timeout(kind: tuple[str, int], tmp_pat
 @pytest.mark.parametrize("kind", SUBPROCESS_KINDS, ids=str)
 def test_stalled_reset_is_retried_after_reset_timeout(kind: tuple[str, int], tmp_path: Path) -> None:
     cfgs = [{}, {"fault": "slow_reset", "at_step": 1, "once_path": str(tmp_path / "fired")}]
-    with make(kind, cfgs, max_retry=1, reset_timeout=0.3) as manager:
+    with make(kind, cfgs, max_retry=2, reset_timeout=0.3) as manager:
         manager.launch()
         assert sorted(manager.ready_obs) == [0, 1]
         assert manager.env_states[1] == EnvState.RUN
@@ -180,27 +184,63 @@ def test_stalled_reset_is_retried_after_reset_timeout(kind: tuple[str, int], tmp
 @pytest.mark.parametrize("kind", ALL_KINDS, ids=str)
 def test_reset_exception_is_retried(kind: tuple[str, int], tmp_path: Path) -> None:
     cfgs = [{"fault": "raise_reset", "at_step": 1, "once_path": str(tmp_path / "fired")}, {}]
-    with make(kind, cfgs, max_retry=1, retry_type="renew") as manager:
+    with make(kind, cfgs, max_retry=2, retry_type="renew") as manager:
         manager.launch()
         assert sorted(manager.ready_obs) == [0, 1]
 
 
 @pytest.mark.parametrize("kind", SUBPROCESS_KINDS, ids=str)
-def test_past_max_retry_raises_and_closes_cleanly(kind: tuple[str, int]) -> None:
-    manager = make(kind, [{}, {"fault": "exit", "at_step": 2}], max_retry=0)
+def test_dead_worker_past_max_retry_raises_and_reset_revives_its_envs(kind: tuple[str, int], tmp_path: Path) -> None:
+    cfgs = [{}, {"fault": "exit", "at_step": 2, "once_path": str(tmp_path / "fired")}]
+    manager = make(kind, cfgs, max_retry=1)
     manager.launch()
+    dead = manager.worker_pids[-1]  # type: ignore[attr-defined]
     step_all(manager)
     with pytest.raises(WorkerDiedError, match=r"worker \d \(pid \d+, envs \[.*1\]\) died \(exit code 3\)"):
         step_all(manager)
+    assert not manager.closed and manager.env_states[1] is EnvState.ERROR and 1 not in manager.ready_obs_id
+    assert not alive(dead) and manager.worker_pids[-1] != dead  # type: ignore[attr-defined]
+    manager.reset()
+    assert manager.env_states == {0: EnvState.RUN, 1: EnvState.RUN}
+    assert not any(ts.info.get("abnormal") for ts in step_all(manager).values())
+    manager.close()
     assert_clean(manager)
 
 
 def test_hang_past_max_retry_raises_timeout() -> None:
-    manager = make(("subprocess", 1), [{"fault": "hang", "at_step": 1}], max_retry=0, step_timeout=0.2)
+    manager = make(("subprocess", 1), [{"fault": "hang", "at_step": 1}], max_retry=1, step_timeout=0.2)
     manager.launch()
-    with pytest.raises(WorkerTimeoutError, match=r"did not answer within 0\.2 s"):
+    hung = manager.worker_pids[0]  # type: ignore[attr-defined]
+    with pytest.raises(WorkerTimeoutError, match=r"did not answer within 0\.2 s") as info:
         step_all(manager)
+    assert isinstance(info.value, TimeoutError) and isinstance(info.value, RuntimeError)
+    assert manager.env_states[0] is EnvState.ERROR and not alive(hung)
+    manager.close()
     assert_clean(manager)
+
+
+@pytest.mark.parametrize("kind", ALL_KINDS, ids=str)
+@pytest.mark.parametrize("max_retry", [2, 3])
+def test_max_retry_counts_consecutive_failed_attempts(kind: tuple[str, int], max_retry: int) -> None:
+    manager = make(kind, [{"fault": "raise_every", "at_step": 2}, {}], max_retry=max_retry)
+    manager.launch()
+    step_all(manager)
+    for _ in range(max_retry - 1):  # each failure is followed by a good reset, but no good step: they add up
+        assert step_all(manager)[0].info["abnormal"]
+    with pytest.raises(EnvStepError, match="env 0 raised InjectedFault in step"):
+        step_all(manager)
+    assert manager.env_states[0] is EnvState.ERROR and manager.env_states[1] is EnvState.RUN
+    manager.close()
+
+
+@pytest.mark.parametrize("kind", ALL_KINDS, ids=str)
+def test_a_good_step_clears_the_failure_count(kind: tuple[str, int]) -> None:
+    cfgs = [{"fault": "raise", "at_step": 2, "episode_len": 3}, {}]
+    with make(kind, cfgs, max_retry=2, retry_type="renew") as manager:
+        manager.launch()
+        for _ in range(12):  # every renewed instance fails at its second step, after one good one
+            step_all(manager)
+        assert manager.env_states[0] is EnvState.RUN
 
 
 def test_failing_constructor_reports_its_traceback() -> None:

@@ -199,7 +199,7 @@ def test_truncation_by_time_limit(kind: str) -> None:
 
 def test_faulty_step_ends_the_episode_as_a_truncation() -> None:
     fns = [partial(FaultyEnv, cfg={"fault": "raise" if i == 1 else None, "at_step": 2}) for i in range(2)]
-    with make_vector_env({"type": "base", "max_retry": 1}, fns) as envs:
+    with make_vector_env({"type": "base", "max_retry": 2}, fns) as envs:
         envs.reset()
         envs.step(np.array([0, 0]))
         obs, _, terminations, truncations, infos = envs.step(np.array([0, 0]))
@@ -297,5 +297,7 @@ def test_close_closes_the_manager_and_is_idempotent() -> None:
     envs.close()
     assert envs.closed and manager.closed
     assert all(pid is None for pid in manager.worker_pids)
-    with pytest.raises(EnvManagerError, match="closed"):
-        ManagerVectorEnv(manager)
+    again = ManagerVectorEnv(manager)  # a closed manager launches afresh
+    obs, _ = again.reset(seed=0)
+    assert obs.shape == (2, 4) and manager.launched
+    again.close()

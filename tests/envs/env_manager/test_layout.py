@@ -19,7 +19,7 @@ from gymnasium import spaces
 
 from ding.envs.env_manager import BaseEnvManager
 from ding.envs.env_manager.shm import BufferLayout
-from ding.errors import EnvManagerError, EnvSpecError
+from ding.errors import EnvSpecError, EnvStepError
 from dizoo.classic_control.cartpole.envs import CartPoleEnv
 from dizoo.classic_control.pendulum.envs import PendulumEnv
 from tests.envs.env_manager.conftest import SUBPROCESS_KINDS, MakeManager, make_manager
@@ -76,7 +76,7 @@ def test_parent_never_builds_an_env_to_plan_shared_memory(kind: str, new_manager
     assert names and all(shm_exists(name) for name in names)
     per_leaf = collections.Counter({3 * 5 * 7 * 3 * 4: 2, 3 * 2 * 4: 4})  # image, pos, vel: ready + final, float32
     assert not per_leaf - segment_sizes(names), f"observation leaves missing from {segment_sizes(names)}"
-    assert os.getpid() not in manager.env_pid()
+    assert os.getpid() not in manager.built_in_pid
     expected = serial([partial(DictObsEnv, cfg={})] * 3, seed=8, episode_num=1)
     assert_same_trajectories(actual, expected)
 
@@ -136,28 +136,48 @@ UNDECLARED: dict[str, tuple[Callable[[], Any], Callable[[], Any]]] = {
 """A plain callable (spaces unknown until built) and the equivalent declaring constructor."""
 
 
+def guarded_dict_obs_env() -> DictObsEnv:
+    """A plain callable whose env refuses to be built in the test process (this module's first importer)."""
+    return GuardedDictObsEnv({"forbidden_pid": TEST_PID})
+
+
+TEST_PID = os.getpid()
+
+
 @pytest.mark.parametrize("env", sorted(UNDECLARED))
-def test_undeclared_spaces_are_adopted_from_the_built_envs(
-    env: str, manager_kind: str, new_manager: MakeManager
-) -> None:
+def test_undeclared_spaces_are_probed_before_launch(env: str, manager_kind: str, new_manager: MakeManager) -> None:
     plain, declaring = UNDECLARED[env]
     manager = new_manager(manager_kind, [plain] * 3, episode_num=2)
-    with pytest.raises(EnvManagerError, match=r"not declared by their constructors; they are known after launch\(\)"):
-        _ = manager.observation_space
-    assert getattr(manager, "shared_memory_names", []) == []
-    actual = run(manager, seed=6)
     declared = declaring.func.spaces_from_config({})  # type: ignore[attr-defined]
     assert (manager.observation_space, manager.action_space, manager.reward_space) == tuple(declared)
+    assert getattr(manager, "shared_memory_names", []) == []
+    actual = run(manager, seed=6)
     if manager_kind in SUBPROCESS_KINDS:
         assert manager.shared_memory_names and all(shm_exists(name) for name in manager.shared_memory_names)
     assert_same_trajectories(actual, serial([declaring] * 3, seed=6, episode_num=2))
 
 
+@pytest.mark.parametrize("kind", [*SUBPROCESS_KINDS, "zmq"])
+def test_process_managers_probe_undeclared_spaces_in_a_child(kind: str, new_manager: MakeManager) -> None:
+    manager = new_manager(kind, [guarded_dict_obs_env] * 2, episode_num=1)
+    assert manager.observation_space == DictObsEnv.spaces_from_config({}).observation  # no env built here
+    run(manager, seed=1)
+    assert os.getpid() not in manager.built_in_pid
+
+
+def test_the_base_manager_reads_undeclared_spaces_from_env_ref() -> None:
+    manager = make_manager("base", [lambda: CartPoleEnv({})] * 2)
+    assert manager.observation_space == CartPoleEnv.spaces_from_config({}).observation
+    assert isinstance(manager.env_ref, CartPoleEnv) and manager._env_ref is manager.env_ref  # kept, as DI-engine's
+    manager.close()
+
+
 @pytest.mark.parametrize("kind", SUBPROCESS_KINDS)
-def test_built_envs_that_disagree_fail_launch_and_leave_nothing(kind: str) -> None:
+def test_built_envs_that_disagree_on_shared_memory_fail_launch_and_leave_nothing(kind: str) -> None:
     before = {p.pid for p in multiprocessing.active_children()}
     manager = make_manager(kind, [lambda: CartPoleEnv({}), lambda: PendulumEnv({})])
-    with pytest.raises(EnvSpecError, match=r"env 1 was built with spaces .*Box\(-1\.0, 1\.0, \(1,\), float32\)"):
+    pattern = r"env 1 was built with observation space Box\(.*\(3,\), float32\), but env 0 has Box\(.*\(4,\)"
+    with pytest.raises(EnvSpecError, match=pattern):
         manager.launch()
     assert manager.closed
     assert not any(pid_alive(pid) for pid in manager.worker_pids)
@@ -165,11 +185,17 @@ def test_built_envs_that_disagree_fail_launch_and_leave_nothing(kind: str) -> No
     assert not any(shm_exists(name) for name in manager.shared_memory_names)
 
 
-def test_base_manager_also_checks_built_spaces() -> None:
-    manager = make_manager("base", [lambda: CartPoleEnv({}), lambda: PendulumEnv({})])
-    with pytest.raises(EnvSpecError, match=r"env 1 has spaces .*, but the batch declares"):
+@pytest.mark.parametrize("kind", ["base", "subprocess-2"])
+def test_undeclared_envs_with_different_spaces_run_side_by_side_without_shared_memory(kind: str) -> None:
+    """As in DI-engine: each env checks its own actions, and observations travel as the envs return them."""
+    fns = [lambda: CartPoleEnv({}), lambda: PendulumEnv({})]
+    with make_manager(kind, fns, shared_memory=False, max_retry=1) as manager:
         manager.launch()
-    manager.close()
+        assert manager.ready_obs[0].shape == (4,) and manager.ready_obs[1].shape == (3,)
+        timesteps = manager.step({0: 1, 1: np.array([0.5], np.float32)})
+        assert timesteps[0].obs.shape == (4,) and timesteps[1].obs.shape == (3,)
+        with pytest.raises(EnvStepError, match=r"env 0 raised .* in step"):
+            manager.step({0: "left", 1: np.array([0.5], np.float32)})  # the env itself refuses it (max_retry 1)
 
 
 def test_box_observation_space_is_a_single_leaf() -> None:

@@ -43,8 +43,8 @@ def assert_clean(manager: BaseEnvManager, pids: list[int]) -> None:
     assert not any(pid_alive(pid) for pid in pids)
 
 
-def test_exception_without_retry_raises_and_kills_the_actor() -> None:
-    manager = make([{}, {"fault": "raise", "at_step": 2}], max_retry=0)
+def test_exception_without_retry_raises_and_the_manager_stays_open() -> None:
+    manager = make([{}, {"fault": "raise", "at_step": 2}], max_retry=1)
     manager.launch()
     pids = list(manager.worker_pids)  # type: ignore[attr-defined]
     assert len(pids) == 1 and pid_alive(pids[0])
@@ -52,7 +52,11 @@ def test_exception_without_retry_raises_and_kills_the_actor() -> None:
     with pytest.raises(EnvStepError, match=r"env 1 raised InjectedFault in step: injected failure at step 2") as info:
         step_all(manager)
     assert "in explode" in info.value.traceback_text
-    assert manager.env_states[1] is EnvState.CLOSED
+    assert manager.env_states == {0: EnvState.RUN, 1: EnvState.ERROR} and manager.worker_pids == pids  # type: ignore
+    assert step_all(manager)[0].obs[0] == 3
+    manager.reset({1: {}})
+    assert sorted(step_all(manager)) == [0, 1]
+    manager.close()
     assert_clean(manager, pids)
     with pytest.raises(EnvManagerError, match="RayEnvManager is closed"):
         step_all(manager)
@@ -60,7 +64,7 @@ def test_exception_without_retry_raises_and_kills_the_actor() -> None:
 
 @pytest.mark.parametrize("retry_type", ["reset", "renew"])
 def test_exception_ends_the_episode_abnormally_and_the_env_is_reset_or_renewed(retry_type: str) -> None:
-    with make([{}, {"fault": "raise", "at_step": 2}], max_retry=1, retry_type=retry_type) as manager:
+    with make([{}, {"fault": "raise", "at_step": 2}], max_retry=2, retry_type=retry_type) as manager:
         manager.launch()
         instance = manager.ready_obs[1][1]
         step_all(manager)
@@ -92,7 +96,7 @@ def kill_later(how: str, manager: BaseEnvManager, delay: float) -> threading.Tim
 def test_actor_killed_mid_batch_renews_its_envs_and_no_other_env_loses_a_step(how: str, tmp_path: Path) -> None:
     # env 1 stalls in its 2nd step, so actor 0 is inside that batch when it is killed
     cfgs = [{}, {"fault": "hang", "at_step": 2, "once_path": str(tmp_path / "fired")}, {}, {}]
-    with make(cfgs, max_retry=1) as manager:
+    with make(cfgs, max_retry=2) as manager:
         manager.launch()
         old = manager.worker_pids[0]  # type: ignore[attr-defined]
         step_all(manager)
@@ -117,7 +121,7 @@ def test_actor_killed_mid_batch_renews_its_envs_and_no_other_env_loses_a_step(ho
 
 
 def test_actor_killed_between_steps_is_noticed_at_the_next_step() -> None:
-    with make([{}, {}, {}], max_retry=1) as manager:
+    with make([{}, {}, {}], max_retry=2) as manager:
         manager.launch()
         step_all(manager)
         old = manager.worker_pids[0]  # type: ignore[attr-defined]
@@ -131,7 +135,7 @@ def test_actor_killed_between_steps_is_noticed_at_the_next_step() -> None:
 
 def test_hung_env_is_killed_after_step_timeout_and_renewed(tmp_path: Path) -> None:
     cfgs = [{}, {"fault": "hang", "at_step": 2, "once_path": str(tmp_path / "fired")}, {}]
-    with make(cfgs, max_retry=1, step_timeout=0.5) as manager:
+    with make(cfgs, max_retry=2, step_timeout=0.5) as manager:
         manager.launch()
         hung = manager.worker_pids[0]  # type: ignore[attr-defined]
         step_all(manager)
@@ -146,17 +150,19 @@ def test_hung_env_is_killed_after_step_timeout_and_renewed(tmp_path: Path) -> No
 
 
 def test_process_exit_past_max_retry_raises_and_cleans_up() -> None:
-    manager = make([{}, {"fault": "exit", "at_step": 2}], max_retry=0)
+    manager = make([{}, {"fault": "exit", "at_step": 2}], max_retry=1)
     manager.launch()
     pids = list(manager.worker_pids)  # type: ignore[attr-defined]
     step_all(manager)
     with pytest.raises(WorkerDiedError, match=r"actor 0 \(pid \d+, envs \[0, 1\]\) died"):
         step_all(manager)
+    assert not manager.closed and manager.env_states == {0: EnvState.ERROR, 1: EnvState.ERROR}
+    manager.close()
     assert_clean(manager, pids)
 
 
 def test_actor_ray_may_not_restart_ends_the_manager() -> None:
-    manager = make([{}, {}], max_retry=1, max_restarts=0)
+    manager = make([{}, {}], max_retry=2, max_restarts=0)
     manager.launch()
     pids = list(manager.worker_pids)  # type: ignore[attr-defined]
     os.kill(pids[0], signal.SIGKILL)
@@ -200,7 +206,7 @@ def test_transport_actor_killed_mid_batch_renews_its_envs_and_others_keep_their_
     transport: str, how: str, tmp_path: Path
 ) -> None:
     cfgs = [{}, {"fault": "hang", "at_step": 2, "once_path": str(tmp_path / "fired")}, {}, {}]
-    with make(cfgs, transport=transport, max_retry=1) as manager:
+    with make(cfgs, transport=transport, max_retry=2) as manager:
         manager.launch()
         old = manager.worker_pids[0]  # type: ignore[attr-defined]
         old_actor = manager.worker_actors[0]  # type: ignore[attr-defined]
@@ -231,7 +237,7 @@ def test_transport_actor_killed_mid_batch_renews_its_envs_and_others_keep_their_
 @TRANSPORTS
 def test_transport_hung_actor_is_killed_after_step_timeout_and_restarted_by_ray(transport: str, tmp_path: Path) -> None:
     cfgs = [{}, {"fault": "hang", "at_step": 2, "once_path": str(tmp_path / "fired")}, {}]
-    with make(cfgs, transport=transport, max_retry=1, step_timeout=0.5) as manager:
+    with make(cfgs, transport=transport, max_retry=2, step_timeout=0.5) as manager:
         manager.launch()
         hung = manager.worker_pids[0]  # type: ignore[attr-defined]
         actor = manager.worker_actors[0]  # type: ignore[attr-defined]
@@ -249,7 +255,7 @@ def test_transport_hung_actor_is_killed_after_step_timeout_and_restarted_by_ray(
 
 @TRANSPORTS
 def test_transport_process_exit_past_max_retry_raises_and_cleans_up(transport: str) -> None:
-    manager = make([{}, {"fault": "exit", "at_step": 2}, {}], transport=transport, max_retry=0)
+    manager = make([{}, {"fault": "exit", "at_step": 2}, {}], transport=transport, max_retry=1)
     manager.launch()
     pids = list(manager.worker_pids)  # type: ignore[attr-defined]
     segments = list(manager.shared_memory_names)
@@ -257,6 +263,8 @@ def test_transport_process_exit_past_max_retry_raises_and_cleans_up(transport: s
     step_all(manager)
     with pytest.raises(WorkerDiedError, match=LOST[transport]):
         step_all(manager)
+    assert not manager.closed and manager.env_states[2] is EnvState.RUN and 2 in manager.ready_obs_id
+    manager.close()
     assert_clean(manager, pids)
     assert manager.worker_actors == [None, None]  # type: ignore[attr-defined]
     assert not any(os.path.exists(f"/dev/shm/{name}") for name in segments)

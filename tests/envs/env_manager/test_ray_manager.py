@@ -44,7 +44,7 @@ def test_envs_per_actor_step_as_one_batch_and_match_the_serial_manager(new_manag
     assert manager.observation_space == reference.observation_space
     pids = manager.worker_pids
     assert len(pids) == 2 and len(set(pids)) == 2  # envs 0-2 on one actor, 3-4 on the other
-    assert manager.env_pid() == [pids[0]] * 3 + [pids[1]] * 2
+    assert manager.built_in_pid == [pids[0]] * 3 + [pids[1]] * 2
     assert_same_trajectories(play(manager, table_policy(3)), expected)
 
 
@@ -69,7 +69,7 @@ def test_step_batch_matches_per_env_steps(new_manager: MakeManager) -> None:
 
 @pytest.mark.usefixtures("ray_cluster")
 def test_an_actor_ray_cannot_place_fails_launch_naming_the_request() -> None:
-    manager = make_manager("ray", [CARTPOLE], resources_per_worker={"ding_test_device": 1}, reset_timeout=0.5)
+    manager = make_manager("ray", [CARTPOLE], resources_per_worker={"ding_test_device": 1}, connect_timeout=0.5)
     pattern = r"actor 0 \(pid None, envs \[0\]\) did not start within 0\.5 s; can Ray place it\? .*ding_test_device"
     with pytest.raises(WorkerTimeoutError, match=pattern):
         manager.launch()
@@ -224,7 +224,7 @@ def test_each_transport_class_refuses_the_other_transport() -> None:
 
 @pytest.mark.usefixtures("ray_cluster")
 def test_zmq_transport_an_actor_ray_cannot_place_fails_launch_naming_the_request() -> None:
-    manager = make_manager("ray-zmq", [CARTPOLE], resources_per_worker={"ding_test_device": 1}, reset_timeout=0.5)
+    manager = make_manager("ray-zmq", [CARTPOLE], resources_per_worker={"ding_test_device": 1}, connect_timeout=0.5)
     pattern = r"actor 0 \(pid None, envs \[0\]\) did not start within 0\.5 s; can Ray place it\? .*ding_test_device"
     with pytest.raises(WorkerTimeoutError, match=pattern):
         manager.launch()
@@ -302,7 +302,7 @@ def test_shm_transport_refuses_private_buffers_and_other_transports() -> None:
 
 @pytest.mark.usefixtures("ray_cluster")
 def test_shm_transport_an_actor_ray_cannot_place_fails_launch_naming_the_request() -> None:
-    manager = make_manager("ray-shm", [CARTPOLE], resources_per_worker={"ding_test_device": 1}, reset_timeout=0.5)
+    manager = make_manager("ray-shm", [CARTPOLE], resources_per_worker={"ding_test_device": 1}, connect_timeout=0.5)
     pattern = r"actor 0 \(envs \[0\]\) cannot be placed on this node.*asks for .*ding_test_device.*this node has .*CPU"
     with pytest.raises(EnvManagerError, match=pattern):
         manager.launch()
@@ -334,7 +334,7 @@ def test_shm_transport_turns_away_a_local_client_without_the_key(new_manager: Ma
     import signal
     import socket
 
-    manager = new_manager("ray-shm", [CARTPOLE] * 2, envs_per_worker=1, max_retry=1)
+    manager = new_manager("ray-shm", [CARTPOLE] * 2, envs_per_worker=1, max_retry=2)
     manager.seed(0)
     manager.launch()
     address = manager.local_address  # type: ignore[attr-defined]

@@ -132,7 +132,7 @@ def test_hung_remote_worker_is_dropped_and_exits_on_its_own(
 
 
 def test_no_worker_left_raises_a_clear_error(keys_dir: Path, remote_workers: RemoteWorkers) -> None:
-    manager, started = remote_manager(keys_dir, remote_workers, 1, [{}, {}], envs_per_worker=2, max_retry=1)
+    manager, started = remote_manager(keys_dir, remote_workers, 1, [{}, {}], envs_per_worker=2, max_retry=2)
     step_all(manager)
     os.killpg(started[0].pid, signal.SIGKILL)
     assert wait_until(lambda: manager.worker_pids == [None], 10.0)  # dropped after heartbeat_timeout
@@ -184,7 +184,7 @@ def test_worker_cut_off_too_long_is_replaced_then_rejoins_as_a_spare(
         endpoint = f"tcp://127.0.0.1:{port}"
         far = remote_workers.start(f"tcp://127.0.0.1:{relay.port}", keys_dir, "worker", "--manager-timeout", "10")
         cfg = {"type": "zmq", "endpoint": endpoint, "keys_dir": str(keys_dir), "remote_workers": 1, **FAST}
-        with create_env_manager({**cfg, "max_retry": 2}, faulty([{}])) as manager:
+        with create_env_manager({**cfg, "max_retry": 3}, faulty([{}])) as manager:
             assert isinstance(manager, ZmqEnvManager)
             manager.launch()
             near = remote_workers.start(endpoint, keys_dir)

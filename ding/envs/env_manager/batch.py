@@ -1,0 +1,64 @@
+"""Values that hold several envs' data at once: stacked observations and whole-batch steps."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+
+@dataclasses.dataclass(frozen=True)
+class BatchTimestep:
+    """One step of every env as arrays with a leading env axis (what vectorized trainers consume).
+
+    ``obs`` holds each env's next observation: the new episode's first one where an episode ended
+    and the env was reset; ``final_obs`` maps the env ids whose episode ended to its last one.
+    """
+
+    obs: Any
+    reward: np.ndarray
+    done: np.ndarray
+    terminated: np.ndarray
+    truncated: np.ndarray
+    info: list[dict[str, Any]]
+    final_obs: dict[int, Any]
+
+
+@dataclasses.dataclass(frozen=True)
+class ObsBatch:
+    """Observations of several envs stacked on a leading axis, with the env id of each row."""
+
+    env_ids: np.ndarray
+    obs: Any
+
+
+def stack_obs(items: Sequence[Any]) -> Any:
+    """Stack observations (arrays, or dicts/tuples of arrays) on a new leading axis.
+
+    >>> stack_obs([{'a': np.zeros(2)}, {'a': np.ones(2)}])['a'].shape
+    (2, 2)
+    """
+    first = items[0]
+    if isinstance(first, Mapping):
+        return {key: stack_obs([item[key] for item in items]) for key in first}
+    if isinstance(first, tuple):
+        return tuple(stack_obs([item[i] for item in items]) for i in range(len(first)))
+    return np.stack([np.asarray(item) for item in items])
+
+
+def empty_stack(space: spaces.Space[Any] | None) -> Any:
+    """What :func:`stack_obs` gives for no observation of ``space``: arrays with 0 rows (same structure).
+
+    >>> empty_stack(spaces.Box(0, 1, (3,))).shape
+    (0, 3)
+    """
+    if isinstance(space, spaces.Dict):
+        return {key: empty_stack(sub) for key, sub in space.spaces.items()}
+    if isinstance(space, spaces.Tuple):
+        return tuple(empty_stack(sub) for sub in space.spaces)
+    if space is None or space.shape is None or space.dtype is None:
+        return np.empty((0,))
+    return np.empty((0, *space.shape), dtype=space.dtype)

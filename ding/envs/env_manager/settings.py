@@ -1,0 +1,163 @@
+"""Checks of an env manager's settings, and the seed and replay arguments every manager takes.
+
+Each manager class declares its default settings in its ``config`` class attribute; this module
+checks a merged config (every key of DI-engine's managers has its meaning here, see
+:data:`DI_ENGINE_KEY_FATES`) and turns seed and replay arguments into per-env values.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ding.errors import ConfigError
+
+RETRY_TYPES = ("reset", "renew")
+CONTEXTS = ("fork", "spawn", "forkserver")
+IDENTITY_KEYS = ("type", "import_names", "cfg_type")
+"""Keys that name the manager rather than set it: accepted by every manager constructor, then set aside."""
+
+DI_ENGINE_KEY_FATES: dict[str, str] = {
+    "episode_num": "accepted: episodes each env plays before it is DONE (inf: no limit)",
+    "max_retry": "accepted: attempts per failure (1 = no retry); past it the manager raises and stays open",
+    "retry_type": "accepted: 'reset' the failed env or 'renew' (rebuild) it",
+    "auto_reset": "accepted: reset an env inside the step that ended its episode",
+    "step_timeout": "accepted: seconds an env step may take (base: on a per-env thread)",
+    "reset_timeout": "accepted: seconds an env reset may take (base: on a per-env thread)",
+    "retry_waiting_time": "accepted: seconds to wait before retrying a failed reset",
+    "shared_memory": "accepted: observations, rewards and flags in shared memory",
+    "copy_on_get": "accepted: observations read from shared memory are copies",
+    "context": "accepted: the multiprocessing start method of the workers",
+    "wait_num": "accepted: async results to wait for; inf (all envs) for sync managers",
+    "step_wait_timeout": "accepted: seconds an async step waits for wait_num results",
+    "connect_timeout": "accepted: seconds workers may take to start and build their envs, and any reset to answer",
+    "reset_inplace": "accepted: ding always resets in the worker within the step (DI-engine's True), keeping the "
+    "last observation in the timestep; False is accepted and behaves the same; True needs auto_reset",
+    "cfg_type": "accepted and ignored (DI-engine's config tag)",
+    "type": "accepted: the registry name of the manager",
+    "import_names": "accepted: modules create_env_manager imports before building the manager",
+}
+"""What ding does with every key of DI-engine 0.5.3's base, sync and async subprocess manager configs."""
+
+
+def _is_seconds(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and value > 0
+
+
+def check_manager_config(cfg: Mapping[str, Any], *, partial_batches: bool = False) -> None:
+    """Reject manager settings outside their accepted values, naming the key, the value and what is accepted.
+
+    ``partial_batches``: the manager returns partial batches (async), so a finite ``wait_num`` means something.
+    """
+    if cfg["retry_type"] not in RETRY_TYPES:
+        raise ConfigError(f"env.manager.retry_type must be one of {RETRY_TYPES}, got {cfg['retry_type']!r}")
+    if cfg["context"] is not None and cfg["context"] not in CONTEXTS:
+        raise ConfigError(f"env.manager.context must be one of {CONTEXTS}, got {cfg['context']!r}")
+    max_retry = cfg["max_retry"]
+    if isinstance(max_retry, bool) or not isinstance(max_retry, int) or max_retry < 1:
+        raise ConfigError(
+            f"env.manager.max_retry must be an int >= 1 (the attempts per failure; 1 = no retry), got {max_retry!r}"
+        )
+    if not isinstance(cfg["envs_per_worker"], int) or cfg["envs_per_worker"] < 1:
+        raise ConfigError(f"env.manager.envs_per_worker must be an int >= 1, got {cfg['envs_per_worker']!r}")
+    episode_num = cfg["episode_num"]
+    if not (episode_num == math.inf or (isinstance(episode_num, int) and episode_num >= 1)):
+        raise ConfigError(f"env.manager.episode_num must be an int >= 1 or inf, got {episode_num!r}")
+    for key in ("step_timeout", "reset_timeout", "step_wait_timeout", "connect_timeout"):
+        value = cfg[key]
+        if value is not None and not _is_seconds(value):
+            raise ConfigError(f"env.manager.{key} must be a positive number of seconds or None, got {value!r}")
+    waiting = cfg["retry_waiting_time"]
+    if isinstance(waiting, bool) or not isinstance(waiting, (int, float)) or waiting < 0:
+        raise ConfigError(f"env.manager.retry_waiting_time must be a number of seconds >= 0, got {waiting!r}")
+    _check_wait_num(cfg["wait_num"], partial_batches)
+    if cfg["reset_inplace"] not in (True, False):
+        raise ConfigError(f"env.manager.reset_inplace must be True or False, got {cfg['reset_inplace']!r}")
+    if cfg["reset_inplace"] and not cfg["auto_reset"]:
+        raise ConfigError("env.manager.reset_inplace=True resets envs within the step, which needs auto_reset=True")
+
+
+def _check_wait_num(wait_num: Any, partial_batches: bool) -> None:
+    if wait_num is None or wait_num == math.inf:
+        return
+    if not partial_batches:
+        raise ConfigError(
+            f"env.manager.wait_num must be inf (every env) or None for a manager that returns whole batches, got "
+            f"{wait_num!r}; the async_subprocess manager returns partial batches"
+        )
+    if isinstance(wait_num, bool) or not isinstance(wait_num, int) or wait_num < 1:
+        raise ConfigError(f"env.manager.wait_num must be an int >= 1, inf or None, got {wait_num!r}")
+
+
+def check_identity_keys(cfg: Mapping[str, Any], names: Sequence[str]) -> None:
+    """Check the keys that name a manager: ``type`` must be one of ``names``; ``import_names`` a list of modules."""
+    manager_type = cfg.get("type")
+    if manager_type is not None and manager_type not in names:
+        raise ConfigError(f"env.manager.type is {manager_type!r}, but this manager is of type {' / '.join(names)}")
+    check_import_names(cfg.get("import_names", []))
+
+
+def check_import_names(modules: Any) -> None:
+    """``import_names`` must be a list of module names."""
+    if isinstance(modules, str) or not isinstance(modules, Sequence) or not all(isinstance(m, str) for m in modules):
+        raise ConfigError(f"env.manager.import_names must be a list of module names, got {modules!r}")
+
+
+def reset_wait(reset_timeout: float | None, connect_timeout: float | None) -> float | None:
+    """How long a reset may take: the shorter of the two limits that are set (None: no limit).
+
+    >>> reset_wait(None, 8), reset_wait(60.0, 8), reset_wait(None, None)
+    (8, 8, None)
+    """
+    limits = [t for t in (reset_timeout, connect_timeout) if t is not None]
+    return min(limits) if limits else None
+
+
+def seed_env(env: Any, seed: int, dynamic_seed: bool | None) -> None:
+    """``env.seed(seed, dynamic_seed=...)``, or ``env.seed(seed)`` when ``dynamic_seed`` is None (DI-engine's envs)."""
+    if dynamic_seed is None:
+        env.seed(seed)
+    else:
+        env.seed(seed, dynamic_seed=dynamic_seed)
+
+
+def _seed_value(value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(
+            f"{where} (the seed of env {where[5:-1]}) must be an int, got {value!r} ({type(value).__name__})"
+        )
+    return int(value)
+
+
+def expand_seeds(seed: int | Sequence[int] | Mapping[int, int], env_num: int) -> dict[int, int]:
+    """Seeds per env id: an int gives ``seed + env_id``; a list gives one per env; a dict gives some envs theirs.
+
+    >>> expand_seeds(10, 3), expand_seeds({1: 5}, 3)
+    ({0: 10, 1: 11, 2: 12}, {1: 5})
+    """
+    if isinstance(seed, Mapping):
+        for env_id in seed:
+            if not isinstance(env_id, int) or not 0 <= env_id < env_num:
+                raise ValueError(f"seed dict names env id {env_id!r}; accepted ids: 0..{env_num - 1}")
+        return {int(k): _seed_value(v, f"seed[{k}]") for k, v in seed.items()}
+    if isinstance(seed, (list, tuple)):
+        if len(seed) != env_num:
+            raise ValueError(f"seed list has {len(seed)} entries for {env_num} envs")
+        return {i: _seed_value(s, f"seed[{i}]") for i, s in enumerate(seed)}
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+        return {i: int(seed) + i for i in range(env_num)}
+    raise TypeError(f"seed must be an int, a list of ints or a dict {{env_id: int}}, got {seed!r}")
+
+
+def replay_dirs(replay_path: str | Sequence[str], env_num: int) -> list[str]:
+    """One replay directory per env: a list as given, or ``<path>/env<i>`` for a single path."""
+    if isinstance(replay_path, str):
+        return [replay_path] if env_num == 1 else [os.path.join(replay_path, f"env{i}") for i in range(env_num)]
+    paths = list(replay_path)
+    if len(paths) != env_num:
+        raise ValueError(f"replay_path list has {len(paths)} entries for {env_num} envs")
+    return paths
