@@ -1,4 +1,9 @@
-"""The ``spec`` mode: an env's wrapper chain as a table of spaces, computed from the config alone."""
+"""The ``spec`` mode: an env's wrapper chain as a table of spaces, computed from the config alone.
+
+An env that declares its spaces (``raw_spaces``) is never built. One that does not (DI-engine's
+style) is built once in a child process to read them (:func:`ding.envs.probe.spec_trace_of`), and
+its row says ``probed by building the env``.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ import numpy as np
 from gymnasium import spaces
 
 from ding.config import compile_config
+from ding.envs.probe import spec_trace_of
 from ding.envs.registry import env_class
 from ding.envs.spaces import EnvSpaces, space_nbytes, space_to_shape
 
@@ -38,9 +44,12 @@ def step_bytes(env_spaces: EnvSpaces) -> int:
 def spec_trace_from_config(
     main_config: Mapping[str, Any], create_config: Mapping[str, Any]
 ) -> list[tuple[str, EnvSpaces]]:
-    """Compile the config (policy left unvalidated) and trace its env's spaces, without building the env."""
+    """Compile the config (policy left unvalidated) and trace its env's spaces.
+
+    Declared spaces are traced without building the env; undeclared ones are probed in a child process.
+    """
     cfg = compile_config(main_config, create_config, require_policy=False)
-    return env_class(cfg.env).spec_trace(cfg.env)
+    return spec_trace_of(env_class(cfg.env), cfg.env)
 
 
 def format_spec_table(trace: list[tuple[str, EnvSpaces]]) -> str:

@@ -12,9 +12,9 @@ from easydict import EasyDict
 from gymnasium import spaces
 
 from ding.envs.env_wrappers import WrapperChain, trace_spaces
-from ding.envs.spaces import EnvSpaces, float32_space
+from ding.envs.spaces import DEFAULT_REWARD_SPACE, EnvSpaces, float32_space
 from ding.envs.timestep import BaseEnvTimestep
-from ding.errors import SpacesNotDeclaredError
+from ding.errors import SpacesNotDeclaredError, SpacesNotKnownError
 from ding.utils.merge import deep_merge_dicts
 
 COMMON_ENV_CONFIG: dict[str, Any] = {
@@ -40,9 +40,16 @@ class BaseEnv(ABC):
     to the constructor is merged strictly into ``default_config()``: an unknown key raises
     :class:`~ding.errors.ConfigError` with the known keys and a close match.
 
-    A subclass written DI-engine's way, without ``raw_spaces`` and with the spaces as properties
-    set in ``__init__`` or first known after ``reset``, works too: its spaces are *probed* by
-    building one instance (see :mod:`ding.envs.probe`), so they are known only at that cost.
+    A subclass written DI-engine's way works too: its own ``__init__(self, cfg)`` that need not call
+    ``super().__init__``, spaces as properties (or attributes such as ``self._observation_space``)
+    set in ``__init__`` or first known after ``reset``, its own ``seed``. Every helper here
+    (``random_action``, ``seed``, ``create_collector_env_cfg``, ``enable_save_replay``, ``repr``)
+    works on such an instance. Without ``raw_spaces`` its spaces are *probed* by building one
+    instance (see :mod:`ding.envs.probe`), so they are known only at that cost; adding
+    ``raw_spaces`` (and ``config``, its default keys) makes them known from the config alone.
+    Reading a space before such an env knows it raises :class:`~ding.errors.SpacesNotKnownError`
+    (an ``AttributeError``); an env that never states a reward space has DI-engine's default,
+    ``Box(-inf, inf, (1,), float32)``.
     """
 
     config: ClassVar[dict[str, Any]] = {}
@@ -118,26 +125,48 @@ class BaseEnv(ABC):
             return None
         return type(self).spaces_from_config(self._cfg)
 
-    def _declared(self) -> EnvSpaces:
-        spaces_ = getattr(self, "_spaces", None)
-        if spaces_ is None:
-            raise SpacesNotDeclaredError(
-                f"{type(self).__name__} declares no raw_spaces and does not override observation_space, "
-                "action_space and reward_space; do one or the other"
-            )
-        return spaces_
+    def _space(self, kind: str) -> spaces.Space[Any]:
+        """The instance's ``kind`` space: one assigned to it, else the declared one, else not known yet."""
+        assigned = self.__dict__.get(f"_{kind}_space")
+        if assigned is not None:
+            return assigned  # type: ignore[no-any-return]
+        declared = getattr(self, "_spaces", None)
+        if declared is None and type(self).declares_spaces():
+            # a DI-engine-style __init__ that did not call BaseEnv.__init__, on a class that declares its spaces
+            declared = self._spaces = type(self).spaces_from_config(getattr(self, "_cfg", None) or {})
+        if declared is not None:
+            return getattr(declared, kind)  # type: ignore[no-any-return]
+        if kind == "reward":
+            return DEFAULT_REWARD_SPACE
+        raise SpacesNotKnownError(
+            f"{type(self).__name__}.{kind}_space is not known: the class declares no raw_spaces, and the instance "
+            f"has not set it (set self._{kind}_space, or override the property; a DI-engine-style env may set it "
+            "in reset, so read it after reset)"
+        )
 
     @property
     def observation_space(self) -> spaces.Space[Any]:
-        return self._declared().observation
+        return self._space("observation")
+
+    @observation_space.setter
+    def observation_space(self, space: spaces.Space[Any]) -> None:
+        self._observation_space = space
 
     @property
     def action_space(self) -> spaces.Space[Any]:
-        return self._declared().action
+        return self._space("action")
+
+    @action_space.setter
+    def action_space(self, space: spaces.Space[Any]) -> None:
+        self._action_space = space
 
     @property
     def reward_space(self) -> spaces.Space[Any]:
-        return self._declared().reward
+        return self._space("reward")
+
+    @reward_space.setter
+    def reward_space(self, space: spaces.Space[Any]) -> None:
+        self._reward_space = space
 
     # ----- the env interface ---------------------------------------------------------------------
     @abstractmethod
@@ -164,15 +193,36 @@ class BaseEnv(ABC):
         self._seed = int(seed)
         self._dynamic_seed = bool(dynamic_seed)
         self._seed_rng = np.random.default_rng(self._seed)
-        self.action_space.seed(self._seed)
+        self._action_space_seeded = False
+        self._seed_action_space()
+
+    def _seed_action_space(self) -> None:
+        """Seed the action space with the last seed, once after each ``seed`` and once the space is known.
+
+        Envs may know their action space only after ``reset``, and a DI-engine-style ``seed`` override
+        sets only ``_seed``; both get their action space seeded by the first ``random_action``.
+        """
+        seed: int | None = getattr(self, "_seed", None)
+        if seed is None or getattr(self, "_action_space_seeded", False):
+            return
+        try:
+            space = self.action_space
+        except AttributeError:  # not known yet (SpacesNotKnownError, or a DI-engine property before reset)
+            return
+        space.seed(seed)
+        self._action_space_seeded = True
 
     def _next_episode_seed(self) -> int | None:
         """The seed the next reset should pass to the simulator (None when never seeded)."""
-        if self._seed is None:
+        seed: int | None = getattr(self, "_seed", None)
+        if seed is None:
             return None
-        if self._dynamic_seed:
-            return self._seed + 100 * int(self._seed_rng.integers(1, 1000))
-        return self._seed
+        if getattr(self, "_dynamic_seed", True):
+            rng = getattr(self, "_seed_rng", None)
+            if rng is None:  # seeded by a subclass's own seed(), which set only _seed
+                rng = self._seed_rng = np.random.default_rng(seed)
+            return seed + 100 * int(rng.integers(1, 1000))
+        return seed
 
     def render(self) -> Any:
         """Return a rendered frame (RGB array) where the env supports it."""
@@ -185,7 +235,9 @@ class BaseEnv(ABC):
         it); Box, MultiDiscrete and MultiBinary actions as arrays; Dict and Tuple actions nest
         these forms, with ``Discrete`` leaves as int64 arrays of shape ``()``.
         """
-        return as_action_array(self.action_space.sample(), self.action_space, top=True)
+        self._seed_action_space()
+        space = self.action_space
+        return as_action_array(space.sample(), space, top=True)
 
     def enable_save_replay(self, replay_path: str) -> None:
         """Save a video of each following episode into the directory ``replay_path``."""
@@ -203,7 +255,10 @@ class BaseEnv(ABC):
         return _copies(cfg, "evaluator_env_num", is_train=False)
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(obs={self.observation_space}, act={self.action_space})"
+        try:
+            return f"{type(self).__name__}(obs={self.observation_space}, act={self.action_space})"
+        except AttributeError:  # SpacesNotKnownError, or a DI-engine-style property read before reset
+            return f"{type(self).__name__}(spaces not known yet)"
 
     def __enter__(self) -> BaseEnv:
         return self

@@ -65,7 +65,10 @@ def check_value_in_space(value: Any, space: spaces.Space[Any], what: str) -> str
             if reason:
                 return reason
         return None
-    arr = np.asarray(value)
+    try:
+        arr = np.asarray(value)
+    except ValueError:  # a ragged nesting of sequences
+        return f"{what}: {type(value).__name__} is not an array"
     if isinstance(space, spaces.Discrete):  # an int, or a one-element integer array (DI-engine's form)
         if arr.size != 1 or arr.dtype.kind not in "iu" or not space.contains(int(arr.reshape(()))):
             return f"{what}: {value!r} is not in {space}"
@@ -76,6 +79,39 @@ def check_value_in_space(value: Any, space: spaces.Space[Any], what: str) -> str
         return f"{what}: dtype {arr.dtype}, declared {space.dtype}"
     if not space.contains(arr):
         return f"{what}: value outside the declared {space}"
+    return None
+
+
+def episode_end_problem(info: Mapping[str, Any]) -> str | None:
+    """Why the ``info`` of an episode's last step breaks ding's rule, or None: it must hold ``eval_episode_return``.
+
+    >>> episode_end_problem({'eval_episode_return': 1.0}) is None
+    True
+    """
+    if "eval_episode_return" not in info:
+        return f"info lacks 'eval_episode_return': keys {sorted(info)}"
+    return None
+
+
+def space_dtype_problem(space: spaces.Space[Any], what: str) -> str | None:
+    """Why a space breaks DI-engine's dtype rule, or None: float leaves are float32, integer leaves int64.
+
+    Dict and Tuple spaces are checked leaf by leaf; bool leaves are allowed.
+
+    >>> space_dtype_problem(spaces.Dict({'a': spaces.Box(0, 1, (2,), np.float64)}), 'obs')
+    'obs.a: dtype float64; float spaces must be float32'
+    """
+    if isinstance(space, spaces.Dict):
+        found = (space_dtype_problem(sub, f"{what}.{key}") for key, sub in space.spaces.items())
+        return next((reason for reason in found if reason), None)
+    if isinstance(space, spaces.Tuple):
+        found = (space_dtype_problem(sub, f"{what}[{i}]") for i, sub in enumerate(space.spaces))
+        return next((reason for reason in found if reason), None)
+    dtype = None if space.dtype is None else np.dtype(space.dtype)
+    if dtype is not None and dtype.kind == "f" and dtype != np.float32:
+        return f"{what}: dtype {dtype}; float spaces must be float32"
+    if dtype is not None and dtype.kind in "iu" and dtype != np.int64:
+        return f"{what}: dtype {dtype}; integer spaces must be int64"
     return None
 
 
@@ -155,8 +191,9 @@ def check_ding_env(
             if require_episode_end:
                 if not ends_a:
                     raise _fail(first, "episode end", f"no episode ended within {steps} steps")
-                if "eval_episode_return" not in ends_a[0]:
-                    raise _fail(first, "episode end", f"info lacks 'eval_episode_return': keys {sorted(ends_a[0])}")
+                reason = episode_end_problem(ends_a[0])
+                if reason:
+                    raise _fail(first, "episode end", reason)
         envs[2].seed(seed)
         sample_a = envs[2].random_action()
         envs[2].seed(seed)

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import copy
 import functools
+import pickle
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import gymnasium as gym
+from easydict import EasyDict
 
 from ding.envs.base_env import BaseEnv
 from ding.envs.conversion import action_converter, observation_converter, reward_converter
 from ding.envs.env_wrappers import PRESETS, WrapperChain, apply_wrappers, resolve_wrappers
-from ding.envs.gym_compat import OldGymAPIAdapter, is_old_api_env
+from ding.envs.gym_compat import as_gymnasium, make_env
 from ding.envs.registry import ENV_REGISTRY
 from ding.envs.replay import EpisodeVideoRecorder
 from ding.envs.spaces import EnvSpaces, reward_space_of
@@ -20,19 +23,16 @@ from ding.errors import ConfigError, EnvSpecError
 
 CALLERS = ("collector", "evaluator")
 
-
-def as_gymnasium(env: Any) -> gym.Env[Any, Any]:
-    """Return ``env`` itself if it is a gymnasium env, or an adapter if it speaks the old gym API."""
-    if isinstance(env, gym.Env):
-        return env
-    if is_old_api_env(env):
-        return OldGymAPIAdapter(env)
-    raise TypeError(f"expected a gymnasium env or an old-gym-API env (step/reset), got {type(env).__name__}")
+DI_ENGINE_ONLY_KEYS = {
+    "act_scale": "add the 'normalized_action' wrapper to cfg.env_wrapper (agent actions in [-1, 1])",
+    "rew_clip": "add ('clip_reward', {'low': -10, 'high': float('inf'), 'sign': False}) to cfg.env_wrapper",
+}
+"""Keys of DI-engine's ``DingEnvWrapper`` config that ding expresses as wrappers, with what to write instead."""
 
 
 @functools.lru_cache(maxsize=64)
 def _probe_registered_spaces(env_id: str, kwargs_items: tuple[tuple[str, Any], ...]) -> EnvSpaces:
-    env = gym.make(env_id, **dict(kwargs_items))
+    env = make_env(env_id, **dict(kwargs_items))
     try:
         return EnvSpaces(env.observation_space, env.action_space, reward_space_of(env))
     finally:
@@ -46,6 +46,12 @@ class DingEnvWrapper(BaseEnv):
     ``cfg.env_wrapper`` names a preset (``default``, ``atari_default``, ``mujoco_default``) or lists
     ``{type, kwargs}`` wrapper steps; ``eval_episode_return`` is appended when the chain lacks it,
     so ``info['eval_episode_return']`` is always there at an episode's end.
+
+    The constructor is DI-engine's: ``env`` (an instance; gymnasium, or gym's old API, adapted),
+    ``cfg``, ``seed_api`` (False: never pass seeds to the simulator), ``caller`` (``'evaluator'``
+    builds the evaluation chain unless ``cfg.is_train`` says otherwise) and ``is_gymnasium``
+    (accepted for compatibility: ding makes every ``env_id`` with gymnasium, and adapts a registered
+    class that implements the old gym API).
 
     Example:
         >>> env = DingEnvWrapper(cfg={'env_id': 'CartPole-v1'})
@@ -71,12 +77,18 @@ class DingEnvWrapper(BaseEnv):
         cfg: Mapping[str, Any] | None = None,
         seed_api: bool = True,
         caller: str = "collector",
+        is_gymnasium: bool = False,
     ) -> None:
         if caller not in CALLERS:
             raise ValueError(f"caller must be one of {CALLERS}, got {caller!r}")
+        if not isinstance(is_gymnasium, bool):
+            raise TypeError(f"is_gymnasium must be a bool, got {type(is_gymnasium).__name__} {is_gymnasium!r}")
         cfg = dict(cfg or {})
         if caller == "evaluator":
             cfg.setdefault("is_train", False)
+        self._env_arg = env
+        self._caller = caller
+        self._is_gymnasium = is_gymnasium
         builds_own_env = type(self)._make_raw_env is not DingEnvWrapper._make_raw_env
         if env is None and not builds_own_env and not cfg.get("env_id", type(self).default_config().env_id):
             raise ConfigError("DingEnvWrapper needs either an env instance or cfg.env_id")
@@ -95,6 +107,24 @@ class DingEnvWrapper(BaseEnv):
         self._closed = False
         if self._replay_path:
             self.enable_save_replay(self._replay_path)
+
+    @classmethod
+    def merge_config(cls, cfg: Mapping[str, Any] | None) -> EasyDict:
+        """As :meth:`BaseEnv.merge_config`; DI-engine's ``act_scale`` / ``rew_clip``, where the class lacks them:
+
+        a false value (DI-engine's default) is dropped, a true one raises, naming the wrapper to use instead.
+        """
+        declared = cls.default_config()
+        foreign = [key for key in DI_ENGINE_ONLY_KEYS if cfg and key in cfg and key not in declared]
+        for key in foreign:
+            if cfg and cfg[key]:
+                raise ConfigError(
+                    f"{cls.__name__} has no config key {key!r} (DI-engine's DingEnvWrapper had): "
+                    f"{DI_ENGINE_ONLY_KEYS[key]}"
+                )
+        if cfg and foreign:
+            cfg = {key: value for key, value in cfg.items() if key not in foreign}
+        return super().merge_config(cfg)
 
     # ----- spaces --------------------------------------------------------------------------------
     @classmethod
@@ -135,7 +165,7 @@ class DingEnvWrapper(BaseEnv):
         kwargs = dict(self._cfg.env_kwargs or {})
         if render:
             kwargs["render_mode"] = "rgb_array"
-        return gym.make(self._cfg.env_id, **kwargs)
+        return make_env(self._cfg.env_id, **kwargs)
 
     def _build(self, render: bool = False) -> gym.Env[Any, Any]:
         self._raw = self._make_raw_env(render=render)
@@ -200,12 +230,13 @@ class DingEnvWrapper(BaseEnv):
     def render(self) -> Any:
         return self._env.render()
 
-    def enable_save_replay(self, replay_path: str) -> None:
-        """Record each following episode to ``replay_path/replay-episode-NNNN.mp4``.
+    def enable_save_replay(self, replay_path: str | None = None) -> None:
+        """Record each following episode to ``replay_path/replay-episode-NNNN.mp4`` (default ``./video``).
 
         Envs made from ``env_id`` are rebuilt with ``render_mode='rgb_array'``; a given env
         instance must already have been made with that render mode.
         """
+        replay_path = "./video" if replay_path is None else replay_path
         super().enable_save_replay(replay_path)
         if self._env.render_mode != "rgb_array":
             if self._given_env is not None:
@@ -219,3 +250,34 @@ class DingEnvWrapper(BaseEnv):
     def env(self) -> gym.Env[Any, Any]:
         """The wrapped gymnasium env."""
         return self._env
+
+    def clone(self, caller: str = "collector") -> DingEnvWrapper:
+        """A new env with this one's config and settings, for ``caller``; it shares no state with this one.
+
+        A given env instance is deep-copied (or, when it cannot be copied, made anew from its
+        gymnasium spec); an env made from ``env_id`` is made anew. A ``caller`` other than this env's
+        sets ``is_train`` to match it. A subclass with its own ``__init__`` is rebuilt from ``cfg``.
+        """
+        if caller not in CALLERS:
+            raise ValueError(f"caller must be one of {CALLERS}, got {caller!r}")
+        cfg = dict(self._cfg)
+        if caller != self._caller:
+            cfg["is_train"] = caller == "collector"
+        if type(self).__init__ is not DingEnvWrapper.__init__:
+            return type(self)(cfg=cfg)  # type: ignore[call-arg]
+        env = None if self._env_arg is None else _copy_env(self._env_arg)
+        return type(self)(env, cfg, seed_api=self._seed_api, caller=caller, is_gymnasium=self._is_gymnasium)
+
+
+def _copy_env(env: Any) -> Any:
+    """An independent copy of an env instance: a deep copy, or else a new env made from its gymnasium spec."""
+    try:
+        return copy.deepcopy(env)
+    except (TypeError, AttributeError, ValueError, RuntimeError, pickle.PicklingError) as copy_error:
+        spec = getattr(env, "spec", None)
+        if spec is None:
+            raise TypeError(
+                f"cannot clone {type(env).__name__}: it cannot be deep-copied ({copy_error}) and has no gymnasium "
+                "spec to make it anew; pass cfg.env_id instead of an instance"
+            ) from copy_error
+        return gym.make(spec)

@@ -14,15 +14,17 @@ Example:
 
 from __future__ import annotations
 
+import copy
 import functools
 import multiprocessing
 import pickle
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from multiprocessing.connection import Connection
 from typing import Any
 
 import cloudpickle
+import numpy as np
 from gymnasium import spaces
 
 from ding.envs.gym_compat import convert_space
@@ -80,15 +82,15 @@ def _probe_child(conn: Connection) -> None:
         env_fn = cloudpickle.loads(conn.recv_bytes())
         env = env_fn()
         try:
-            result: Any = read_spaces(env)
+            payload = pickle.dumps(read_spaces(env))
         finally:
             close = getattr(env, "close", None)
             if callable(close):
                 close()
     except BaseException as exc:  # reported to the parent with its traceback
-        result = ("error", type(exc).__name__, str(exc), traceback.format_exc())
+        payload = pickle.dumps(("error", type(exc).__name__, str(exc), traceback.format_exc()))
     try:
-        conn.send_bytes(pickle.dumps(result))
+        conn.send_bytes(payload)
     finally:
         conn.close()
 
@@ -108,17 +110,22 @@ def probe_spaces(
             return read_spaces(env)
         finally:
             env.close()
+    try:
+        env_fn_bytes = cloudpickle.dumps(env_fn)
+    except (pickle.PicklingError, TypeError, AttributeError) as err:
+        raise EnvSpecError(f"cannot send {_describe(env_fn)} to the process that probes its spaces: {err}") from err
     ctx: Any = multiprocessing.get_context(default_probe_context() if context == "auto" else context)
     parent_conn, child_conn = ctx.Pipe(duplex=True)
     process = ctx.Process(target=_probe_child, args=(child_conn,), name="ding-space-probe", daemon=True)
     process.start()
     child_conn.close()
     try:
-        parent_conn.send_bytes(cloudpickle.dumps(env_fn))
+        parent_conn.send_bytes(env_fn_bytes)
         if not parent_conn.poll(timeout):
             raise EnvSpecError(f"probing the spaces of {_describe(env_fn)} took longer than {timeout} s")
         result = pickle.loads(parent_conn.recv_bytes())
     except (EOFError, OSError) as err:
+        process.join(timeout=5)
         raise EnvSpecError(
             f"the process probing the spaces of {_describe(env_fn)} died (exit code {process.exitcode})"
         ) from err
@@ -136,17 +143,44 @@ def probe_spaces(
     return result
 
 
+_PROBED: dict[Hashable, EnvSpaces] = {}
+_PROBED_MAX = 32
+
+
 def spec_trace_of(env_cls: Any, cfg: Mapping[str, Any], *, context: str | None = "auto") -> SpecTrace:
     """The spaces after each step of ``env_cls`` made with ``cfg``: declared where the class declares them.
 
     A class that states no ``raw_spaces`` is built once (``env_cls(cfg=cfg)``, see :func:`probe_spaces`)
-    and its trace is the one step ``"env (probed by building the env)"``.
+    and its trace is the one step ``"env (probed by building the env)"``. The probed spaces are kept
+    for the process, per class and config, so compiling a config and then showing its spec builds
+    the env once.
     """
     declares: Callable[[], bool] | None = getattr(env_cls, "declares_spaces", None)
     if declares is not None and declares():
         trace: SpecTrace = env_cls.spec_trace(cfg)
         return trace
-    return [(f"env ({PROBED_LABEL})", probe_spaces(functools.partial(env_cls, cfg=cfg), context=context))]
+    key = (env_cls, _frozen(cfg))
+    if key not in _PROBED:
+        probed = probe_spaces(functools.partial(env_cls, cfg=cfg), context=context)
+        if len(_PROBED) >= _PROBED_MAX:
+            del _PROBED[next(iter(_PROBED))]
+        _PROBED[key] = probed
+    return [(f"env ({PROBED_LABEL})", copy.deepcopy(_PROBED[key]))]
+
+
+def _frozen(value: Any) -> Hashable:
+    """A hashable stand-in for a config value, equal for equal configs (dict order and EasyDict aside)."""
+    if isinstance(value, Mapping):
+        return ("map", tuple(sorted((str(key), _frozen(sub)) for key, sub in value.items())))
+    if isinstance(value, (list, tuple)):
+        return ("seq", tuple(_frozen(sub) for sub in value))
+    if isinstance(value, np.ndarray):
+        return ("array", value.dtype.str, value.shape, value.tobytes())
+    try:
+        hash(value)
+    except TypeError:
+        return ("pickled", cloudpickle.dumps(value))
+    return (type(value).__name__, value)
 
 
 def _describe(env_fn: Callable[[], Any]) -> str:

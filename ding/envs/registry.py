@@ -28,6 +28,11 @@ def env_class(env_cfg: Mapping[str, Any]) -> type[BaseEnv]:
     return ENV_REGISTRY.get(env_cfg.get("type"))  # type: ignore[arg-type]
 
 
+def get_env_cls(cfg: Mapping[str, Any]) -> type[BaseEnv]:
+    """DI-engine's name for :func:`env_class`: the env class an env config section names."""
+    return env_class(cfg)
+
+
 def get_vec_env_setting(
     cfg: Mapping[str, Any], collect: bool = True, eval_: bool = True
 ) -> tuple[Callable[..., BaseEnv], list[EasyDict] | None, list[EasyDict] | None]:

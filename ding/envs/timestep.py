@@ -3,17 +3,25 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterable, Iterator
+from typing import Any, ClassVar
+
+import numpy as np
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class BaseEnvTimestep:
     """One step's result: DI-engine's ``(obs, reward, done, info)`` plus gymnasium's two end flags.
 
-    It unpacks as the DI-engine 4-tuple; ``terminated`` (the MDP ended) and ``truncated`` (cut off,
-    e.g. by a time limit) are explicit attributes. Built with only ``done``, a done step counts as
-    terminated.
+    It behaves as DI-engine's namedtuple where that is cheap: built positionally from the four
+    fields, unpacked and indexed as that 4-tuple (``len`` is 4), with ``_fields``, ``_make``,
+    ``_replace`` and ``_asdict``. ding adds ``terminated`` (the MDP ended) and ``truncated`` (cut
+    off, e.g. by a time limit), keyword-only in practice: built with only ``done``, a done step
+    counts as terminated, and ``done`` always equals ``terminated or truncated``. The three flags
+    are Python bools (a NumPy bool, or a one-element bool array, is converted; anything else is a
+    ``TypeError``). ``_asdict`` returns all six fields, so
+    ``BaseEnvTimestep(**ts._asdict())`` gives back an equal timestep. It is not a ``tuple``
+    subclass, and it is immutable.
 
     Example:
         >>> ts = BaseEnvTimestep(obs=1, reward=0.5, done=True, info={}, truncated=True)
@@ -22,7 +30,11 @@ class BaseEnvTimestep:
         (False, True)
         >>> ts._replace(reward=1.0).reward
         1.0
+        >>> BaseEnvTimestep._fields
+        ('obs', 'reward', 'done', 'info')
     """
+
+    _fields: ClassVar[tuple[str, ...]] = ("obs", "reward", "done", "info")
 
     obs: Any
     reward: Any
@@ -32,12 +44,15 @@ class BaseEnvTimestep:
     truncated: bool = False
 
     def __post_init__(self) -> None:
-        if self.terminated is None:
-            object.__setattr__(self, "terminated", bool(self.done) and not self.truncated)
-        if bool(self.done) != bool(self.terminated or self.truncated):
+        done, truncated = _flag("done", self.done), _flag("truncated", self.truncated)
+        terminated = done and not truncated if self.terminated is None else _flag("terminated", self.terminated)
+        if done != (terminated or truncated):
             raise ValueError(
                 f"inconsistent timestep: done={self.done} but terminated={self.terminated}, truncated={self.truncated}"
             )
+        object.__setattr__(self, "done", done)
+        object.__setattr__(self, "terminated", terminated)
+        object.__setattr__(self, "truncated", truncated)
 
     def __iter__(self) -> Iterator[Any]:
         return iter((self.obs, self.reward, self.done, self.info))
@@ -45,11 +60,33 @@ class BaseEnvTimestep:
     def __len__(self) -> int:
         return 4
 
-    def __getitem__(self, index: int) -> Any:
+    def __getitem__(self, index: int | slice) -> Any:
         return (self.obs, self.reward, self.done, self.info)[index]
 
+    @classmethod
+    def _make(cls, iterable: Iterable[Any]) -> BaseEnvTimestep:
+        """Build from ``(obs, reward, done, info)``, as ``namedtuple._make`` does."""
+        values = tuple(iterable)
+        if len(values) != 4:
+            raise TypeError(f"BaseEnvTimestep._make takes (obs, reward, done, info), got {len(values)} values")
+        return cls(*values)
+
     def _replace(self, **changes: Any) -> BaseEnvTimestep:
+        """A copy with ``changes``; a new ``done`` alone re-derives the end flags (a truncation stays one)."""
+        if "done" in changes and "terminated" not in changes and "truncated" not in changes:
+            done = bool(changes["done"])
+            changes["truncated"] = done and self.truncated
+            changes["terminated"] = done and not self.truncated
         return dataclasses.replace(self, **changes)
 
     def _asdict(self) -> dict[str, Any]:
         return {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}
+
+
+def _flag(name: str, value: Any) -> bool:
+    """``value`` as a Python bool: a bool, a NumPy bool or a one-element NumPy bool array; else TypeError."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, np.ndarray) and value.dtype == np.bool_ and value.size == 1:
+        return bool(value.reshape(()))
+    raise TypeError(f"BaseEnvTimestep.{name} must be a bool, got {type(value).__name__} {value!r}")

@@ -48,10 +48,10 @@ class _NoEpisodeReturn(CartPoleEnv):
         return []
 
 
-class _DoneIsArray(CartPoleEnv):
+class _InfoIsList(CartPoleEnv):
     def step(self, action: Any) -> BaseEnvTimestep:
         ts = super().step(action)
-        return BaseEnvTimestep(ts.obs, ts.reward, np.array(ts.done), ts.info)  # type: ignore[arg-type]
+        return BaseEnvTimestep(ts.obs, ts.reward, ts.done, [ts.info])  # type: ignore[arg-type]
 
 
 class _Float64Obs(CartPoleEnv):
@@ -65,7 +65,7 @@ class _Float64Obs(CartPoleEnv):
     [
         (_UnseededActions, "seeding|random_action"),
         (_IgnoresSeed, "seeding"),
-        (_DoneIsArray, "done must be a bool"),
+        (_InfoIsList, "done must be a bool and info a dict"),
         (_Float64Obs, r"obs at step 0: dtype float64, declared float32"),
     ],
 )

@@ -200,3 +200,103 @@ def test_reset_after_a_lost_life_continues_the_game_even_when_seeded() -> None:
     env.reset()
     assert ale.lives() == lives and ale.getEpisodeFrameNumber() == 0
     env.close()
+
+
+def test_di_engine_constructor_and_config_helpers() -> None:
+    env = DingEnvWrapper(env=None, cfg={"env_id": "CartPole-v1"}, seed_api=True, caller="collector", is_gymnasium=True)
+    collectors = env.create_collector_env_cfg({"env_id": "CartPole-v1", "collector_env_num": 3})
+    evaluators = env.create_evaluator_env_cfg({"env_id": "CartPole-v1", "evaluator_env_num": 2})
+    assert [c.is_train for c in collectors] == [True] * 3 and [e.is_train for e in evaluators] == [False] * 2
+    evaluator = DingEnvWrapper(cfg=evaluators[0], caller="evaluator")
+    assert evaluator._cfg.is_train is False
+    with pytest.raises(TypeError, match="is_gymnasium must be a bool, got str 'yes'"):
+        DingEnvWrapper(cfg={"env_id": "CartPole-v1"}, is_gymnasium="yes")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("key", "instead"), [("act_scale", "'normalized_action' wrapper"), ("rew_clip", r"\('clip_reward'")]
+)
+def test_di_engine_only_keys_name_the_wrapper_to_use(key: str, instead: str) -> None:
+    with pytest.raises(ConfigError, match=rf"DingEnvWrapper has no config key '{key}' .*{instead}"):
+        DingEnvWrapper(cfg={"env_id": "Pendulum-v1", key: True})
+    assert key not in DingEnvWrapper(cfg={"env_id": "Pendulum-v1", key: False})._cfg  # DI-engine's default: no-op
+
+
+def test_random_action_forms() -> None:
+    discrete = DingEnvWrapper(cfg={"env_id": "CartPole-v1"})
+    discrete.seed(0)
+    action = discrete.random_action()
+    assert action.shape == (1,) and action.dtype == np.int64
+    box = DingEnvWrapper(cfg={"env_id": "Pendulum-v1"})
+    assert box.random_action().shape == (1,) and box.random_action().dtype == np.float32
+
+    class DictActions(gym.Env[Any, Any]):
+        observation_space = spaces.Box(-1, 1, (2,), np.float32)
+        action_space = spaces.Dict({"move": spaces.Discrete(4), "force": spaces.Box(-1, 1, (3,), np.float32)})
+
+        def reset(self, *, seed: int | None = None, options: Any = None) -> tuple[Any, dict[str, Any]]:
+            super().reset(seed=seed)
+            return np.zeros(2, np.float32), {}
+
+        def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+            assert self.action_space.contains(action)
+            return np.zeros(2, np.float32), 0.0, True, False, {}
+
+    env = DingEnvWrapper(DictActions())
+    action = env.random_action()
+    assert set(action) == {"move", "force"}
+    assert (action["move"].shape, action["move"].dtype, action["force"].shape) == ((), np.int64, (3,))
+    env.reset()
+    assert env.step(action).done
+
+
+def test_clone_is_independent_and_follows_the_caller() -> None:
+    original = DingEnvWrapper(gym.make("CartPole-v1"), cfg={"env_wrapper": [("frame_stack", {"n_frames": 2})]})
+    clone = original.clone(caller="evaluator")
+    assert clone.env is not original.env and clone.env.unwrapped is not original.env.unwrapped
+    assert clone._cfg.is_train is False and original._cfg.is_train is True
+    assert clone.observation_space == original.observation_space and clone.observation_space.shape == (2, 4)
+    original.seed(5, dynamic_seed=False)
+    clone.seed(5, dynamic_seed=False)
+    assert np.array_equal(original.reset(), clone.reset())
+    clone.step(0)
+    clone.step(0)
+    assert original.step(1).obs[-1].tolist() != clone.step(1).obs[-1].tolist()
+    by_id = DingEnvWrapper(cfg={"env_id": "CartPole-v1"}, caller="evaluator").clone()
+    assert by_id._cfg.is_train is True and by_id._caller == "collector"
+
+
+def test_clone_of_an_env_that_cannot_be_copied_is_made_from_its_spec() -> None:
+    import threading
+
+    env = gym.make("CartPole-v1")
+    env.unwrapped.lock = threading.Lock()  # type: ignore[attr-defined]  # deepcopy fails on locks
+    clone = DingEnvWrapper(env).clone()
+    assert clone.env.spec is not None and clone.env.spec.id == "CartPole-v1"
+    assert not hasattr(clone.env.unwrapped, "lock")
+
+    class Unmade(gym.Env[Any, Any]):
+        observation_space = spaces.Box(-1, 1, (2,), np.float32)
+        action_space = spaces.Discrete(2)
+
+        def __init__(self) -> None:
+            self.lock = threading.Lock()
+
+        def reset(self, *, seed: int | None = None, options: Any = None) -> tuple[Any, dict[str, Any]]:
+            return np.zeros(2, np.float32), {}
+
+        def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+            return np.zeros(2, np.float32), 0.0, True, False, {}
+
+    with pytest.raises(TypeError, match=r"cannot clone Unmade: it cannot be deep-copied .* has no gymnasium spec"):
+        DingEnvWrapper(Unmade()).clone()
+
+
+def test_enable_save_replay_defaults_to_video_dir(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    env = DingEnvWrapper(cfg={"env_id": "CartPole-v1"})
+    env.enable_save_replay()
+    env.seed(0)
+    run_episode(env)
+    env.reset()
+    assert os.listdir(tmp_path / "video") == ["replay-episode-0000.mp4"]

@@ -1,0 +1,5 @@
+"""DI-engine's ``ding.envs.env.ding_env_wrapper``: any gymnasium env behind the ``BaseEnv`` API."""
+
+from ding.envs.gym_env import DingEnvWrapper
+
+__all__ = ["DingEnvWrapper"]

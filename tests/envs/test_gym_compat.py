@@ -1,0 +1,173 @@
+"""Old-gym-API envs: a gymnasium.Env subclass with the old methods, given as an instance or by a registered id."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.envs.registration import load_env_creator
+from gymnasium.wrappers import TimeLimit
+
+from ding.envs import DingEnvWrapper
+from ding.envs.gym_compat import OldGymAPIAdapter, as_gymnasium, is_old_api_class, make_env, registered_spec
+
+
+class OldHybridEnv(gym.Env):  # type: ignore[type-arg]
+    """A gymnasium.Env subclass that implements the old API: reset() -> obs, step() -> 4 values (DI-engine's test)."""
+
+    def __init__(self, episode_len: int = 100) -> None:
+        self.observation_space = gym.spaces.Box(-1.0, 1.0, (10,), np.float32)
+        self.action_space = gym.spaces.Tuple(
+            (
+                gym.spaces.Discrete(3),
+                gym.spaces.Box(np.array([0.0, -1.0], np.float32), np.array([1.0, 1.0], np.float32), (2,), np.float32),
+            )
+        )
+        self.episode_len = episode_len
+        self.seeds: list[int] = []
+
+    def seed(self, seed: int) -> None:
+        self.seeds.append(seed)
+        self.observation_space.seed(seed)
+
+    def reset(self) -> np.ndarray:  # type: ignore[override]
+        self._t = 0
+        return self.observation_space.sample()
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, dict[str, Any]]:  # type: ignore[override]
+        if not self.action_space.contains(action):
+            raise ValueError(f"action {action!r} not in {self.action_space}")
+        self._t += 1
+        return self.observation_space.sample(), 0.5, self._t >= self.episode_len, {}
+
+    def render(self, mode: str = "human") -> None:  # type: ignore[override]
+        return None
+
+
+class Gym026Env:
+    """Not a gymnasium env, but gym 0.26's API: reset(seed=...) -> (obs, info), step -> 5 values."""
+
+    observation_space = gym.spaces.Box(0.0, 1.0, (1,), np.float32)
+    action_space = gym.spaces.Discrete(2)
+
+    def reset(self, *, seed: int | None = None, options: Any = None) -> tuple[np.ndarray, dict[str, Any]]:
+        self.seed_seen = seed
+        return np.zeros(1, np.float32), {"start": True}
+
+    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        return np.ones(1, np.float32), 1.0, False, True, {}
+
+
+ENTRY = f"{__name__}:OldHybridEnv"
+
+
+@pytest.fixture
+def registered_ids() -> Iterator[tuple[str, str]]:
+    """Two ids for the old-API class: one registered with the class, one with a "module:Class" string."""
+    by_class, by_string = "DingTestOldHybrid-v0", "DingTestOldHybridByName-v0"
+    gym.register(id=by_class, entry_point=OldHybridEnv, max_episode_steps=7)
+    gym.register(id=by_string, entry_point=ENTRY, kwargs={"episode_len": 4})
+    yield by_class, by_string
+    del gym.registry[by_class], gym.registry[by_string]
+
+
+def play(env: DingEnvWrapper) -> list[Any]:
+    env.reset()
+    timesteps = []
+    while not timesteps or not timesteps[-1].done:
+        timesteps.append(env.step(env.random_action()))
+    return timesteps
+
+
+def test_old_api_instance_runs_with_dict_random_actions() -> None:
+    raw = OldHybridEnv(episode_len=5)
+    env = DingEnvWrapper(raw, cfg={"env_wrapper": "gym_hybrid_default"})
+    env.seed(4, dynamic_seed=False)
+    timesteps = play(env)
+    assert len(timesteps) == 5 and timesteps[-1].terminated and raw.seeds == [4]
+    assert timesteps[-1].info["eval_episode_return"].tolist() == [2.5]
+    action = env.random_action()
+    assert isinstance(action, dict) and action["type"].dtype == np.int64 and action["args"].shape == (2,)
+
+
+def test_old_api_class_registered_by_id_keeps_its_time_limit(registered_ids: tuple[str, str]) -> None:
+    by_class, by_string = registered_ids
+    limited = DingEnvWrapper(cfg={"env_id": by_class, "env_wrapper": "gym_hybrid_default"})
+    last = play(limited)[-1]
+    assert limited.env.spec is not None
+    assert (len(play(limited)), last.truncated, last.terminated) == (7, True, False)
+    named = DingEnvWrapper(cfg={"env_id": by_string, "env_wrapper": "gym_hybrid_default"})
+    assert len(play(named)) == 4 and named.observation_space.shape == (10,)
+
+
+def test_make_env_adapts_old_api_classes_and_leaves_gymnasium_envs_alone(registered_ids: tuple[str, str]) -> None:
+    env = make_env(registered_ids[0])
+    assert isinstance(env, TimeLimit) and isinstance(env.env, OldGymAPIAdapter)
+    assert isinstance(env.env.old_env, OldHybridEnv)
+    obs, info = env.reset(seed=1)
+    assert obs.shape == (10,) and info == {}
+    cartpole = make_env("CartPole-v1")
+    assert type(cartpole.unwrapped).__name__ == "CartPoleEnv" and not isinstance(cartpole.unwrapped, OldGymAPIAdapter)
+
+
+def test_gymnasium_made_old_api_instance_is_unwrapped_and_adapted(registered_ids: tuple[str, str]) -> None:
+    made = gym.make(registered_ids[0])  # env checker, order enforcing and a time limit around the old env
+    adapted = as_gymnasium(made)
+    assert isinstance(adapted, TimeLimit) and adapted._max_episode_steps == 7
+    env = DingEnvWrapper(gym.make(registered_ids[0]), cfg={"env_wrapper": "gym_hybrid_default"})
+    assert len(play(env)) == 7
+
+
+def test_old_api_env_inside_other_wrappers_is_refused() -> None:
+    wrapped = gym.wrappers.RecordEpisodeStatistics(OldHybridEnv())
+    with pytest.raises(
+        TypeError, match=r"OldHybridEnv implements the old gym API .* wrapped in RecordEpisodeStatistics"
+    ):
+        as_gymnasium(wrapped)
+
+
+def test_gym_026_api_object_passes_through() -> None:
+    raw = Gym026Env()
+    adapter = OldGymAPIAdapter(raw)
+    assert adapter.new_api and adapter.reset(seed=3) == (np.zeros(1, np.float32), {"start": True})
+    assert raw.seed_seen == 3
+    assert adapter.step(0)[2:4] == (False, True)
+    env = DingEnvWrapper(raw)
+    env.reset()
+    ts = env.step(1)
+    assert ts.truncated and ts.done and not ts.terminated
+
+
+def test_as_gymnasium_rejects_non_envs() -> None:
+    with pytest.raises(TypeError, match="expected a gymnasium env or an old-gym-API env"):
+        as_gymnasium(object())
+
+
+def test_atari_ids_are_found_without_importing_ale_py_first() -> None:
+    pytest.importorskip("ale_py")
+    assert registered_spec("PongNoFrameskip-v4").id == "PongNoFrameskip-v4"
+    with pytest.raises(gym.error.NameNotFound):
+        registered_spec("NoSuchGame-v0")
+
+
+def _registered_classes() -> list[tuple[str, Any]]:
+    found = []
+    for env_id, spec in sorted(gym.registry.items()):
+        try:
+            creator = spec.entry_point if callable(spec.entry_point) else load_env_creator(str(spec.entry_point))
+        except (ImportError, AttributeError, gym.error.Error):  # an optional simulator that is not installed
+            continue
+        if isinstance(creator, type):
+            found.append((env_id, creator))
+    return found
+
+
+def test_no_registered_gymnasium_env_is_taken_for_an_old_api_one() -> None:
+    registered_spec("Pong-v4")  # register the ALE ids too
+    classes = _registered_classes()
+    assert len(classes) > 50 and any(env_id.startswith("ALE/") for env_id, _ in classes)
+    assert [env_id for env_id, cls in classes if is_old_api_class(cls)] == []
+    assert is_old_api_class(OldHybridEnv) and not is_old_api_class(Gym026Env)
