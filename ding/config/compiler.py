@@ -178,9 +178,14 @@ def _compile_env(
     defaults = dict(env_cls.default_config())
     defaults["manager"] = dict(manager_defaults)
     user = _without_names(user_env)
-    if isinstance(user.get("manager"), Mapping):
-        user["manager"] = {key: value for key, value in user["manager"].items() if key != "type"}
-    merged = deep_merge_dicts(defaults, user, strict=True, path="env")
+    user_manager = user.pop("manager", {})
+    if not isinstance(user_manager, Mapping):
+        raise ConfigError(f"config key 'env.manager' must be a dict of manager settings, got {user_manager!r}")
+    # An env class without a declared config (DI-engine's style) takes any key; the manager section is always checked.
+    merged = deep_merge_dicts(defaults, user, strict=env_cls.declares_config(), path="env")
+    merged["manager"] = deep_merge_dicts(
+        defaults["manager"], {k: v for k, v in user_manager.items() if k != "type"}, strict=True, path="env.manager"
+    )
     merged["type"] = env.type
     merged["import_names"] = list(env.import_names)
     merged["manager"]["type"] = manager.type

@@ -72,9 +72,17 @@ class BaseEnv(ABC):
         return EasyDict(merged)
 
     @classmethod
+    def declares_config(cls) -> bool:
+        """True when the class (or a base below ``BaseEnv``) states its keys in a ``config`` class attribute.
+
+        Only then can unknown keys be told apart: a DI-engine-style env without ``config`` takes any key.
+        """
+        return any("config" in klass.__dict__ for klass in cls.__mro__[: cls.__mro__.index(BaseEnv)])
+
+    @classmethod
     def merge_config(cls, cfg: Mapping[str, Any] | None) -> EasyDict:
-        """``cfg`` merged strictly into :meth:`default_config` (unknown keys raise, naming the env class)."""
-        return EasyDict(deep_merge_dicts(cls.default_config(), cfg or {}, strict=True, path="env"))
+        """``cfg`` merged into :meth:`default_config`; strictly (unknown keys raise) if the class declares a config."""
+        return EasyDict(deep_merge_dicts(cls.default_config(), cfg or {}, strict=cls.declares_config(), path="env"))
 
     @classmethod
     def declares_spaces(cls) -> bool:

@@ -103,3 +103,34 @@ def test_an_env_that_fails_to_build_is_a_config_error_with_its_message(env_type:
 def test_env_keys_stay_strict_for_such_envs(env_type: str) -> None:
     with pytest.raises(ConfigError, match=r"unknown config key 'env\.n_action'.*Did you mean 'n_actions'"):
         compile_probed(env_type, {"n_action": 3})
+
+
+class ConfiglessEnv(BaseEnv):
+    """A DI-engine env as most are written: no ``config`` class attribute, keys read from ``cfg`` as given."""
+
+    def __init__(self, cfg: dict[str, Any]) -> None:
+        self._observation_space = spaces.Box(-1.0, 1.0, (cfg.get("size", 3),), np.float32)
+        self._action_space = spaces.Discrete(2)
+
+    def reset(self) -> np.ndarray:
+        return np.zeros(self._observation_space.shape, np.float32)
+
+    def step(self, action: Any) -> BaseEnvTimestep:
+        return BaseEnvTimestep(self.reset(), np.zeros(1, np.float32), True, {})
+
+    def close(self) -> None:
+        pass
+
+
+def test_an_env_without_a_declared_config_takes_any_key_but_the_manager_section_stays_checked() -> None:
+    assert not ConfiglessEnv.declares_config() and PropertySpacesEnv.declares_config()
+    name = f"configless_{uuid.uuid4().hex[:8]}"
+    ENV_REGISTRY.register(name)(ConfiglessEnv)
+    try:
+        create = {"env": {"type": name}, "env_manager": {"type": "base"}, "policy": {"type": "dqn"}}
+        cfg = compile_config({"env": {"size": 5, "map_name": "3m"}}, create, require_policy=False)
+        assert cfg.env.map_name == "3m" and cfg.policy.model.obs_shape == 5
+        with pytest.raises(ConfigError, match=r"unknown config key 'env.manager.max_retyr'.*Did you mean 'max_retry'"):
+            compile_config({"env": {"manager": {"max_retyr": 3}}}, create, require_policy=False)
+    finally:
+        ENV_REGISTRY.unregister(name)
