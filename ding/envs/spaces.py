@@ -6,10 +6,12 @@ A *shape* follows DI-engine's conventions and is what models are sized from:
 - ``Discrete(n)`` → ``n`` (an ``int``, the number of actions);
 - ``MultiDiscrete(nvec)`` → ``list`` of ints (actions per dimension);
 - ``MultiBinary(n)`` → ``(n,)``;
-- ``Dict`` → ``dict`` of shapes, ``Tuple`` → ``tuple`` of shapes.
+- ``Dict`` → ``dict`` of shapes, ``Tuple`` → :class:`TupleShape` of shapes (a ``tuple`` that is
+  never read as a Box shape, so a Tuple of Discretes is told apart from a Box).
 
 A *space* is the full gymnasium space, with dtype and bounds. :class:`EnvSpaces` bundles the
-observation, action and reward spaces of one env.
+observation, action and reward spaces of one env. :func:`shape_to_space` builds *placeholder*
+spaces from shapes: their dtype, bounds and Discrete ``start`` are unknown (:func:`is_placeholder`).
 """
 
 from __future__ import annotations
@@ -55,6 +57,20 @@ class EnvSpaces:
         return iter((self.observation, self.action, self.reward))
 
 
+class TupleShape(tuple):  # type: ignore[type-arg]
+    """The shape of a Tuple space: a tuple of its parts' shapes, equal to the plain tuple.
+
+    A plain tuple of ints is a Box shape; this subclass keeps ``Tuple(Discrete(2), Discrete(3))``
+    from being read as ``Box((2, 3))``.
+
+    >>> shape = space_to_shape(spaces.Tuple((spaces.Discrete(2), spaces.Discrete(3))))
+    >>> shape == (2, 3), is_flat_shape(shape), is_flat_shape((2, 3))
+    (True, False, True)
+    """
+
+    __slots__ = ()
+
+
 def space_to_shape(space: spaces.Space[Any]) -> Shape:
     """Return the DI-engine-style shape of a gymnasium space.
 
@@ -68,7 +84,7 @@ def space_to_shape(space: spaces.Space[Any]) -> Shape:
     if isinstance(space, spaces.Dict):
         return {key: space_to_shape(sub) for key, sub in space.spaces.items()}
     if isinstance(space, spaces.Tuple):
-        return tuple(space_to_shape(sub) for sub in space.spaces)
+        return TupleShape(space_to_shape(sub) for sub in space.spaces)
     if space.shape is None:
         raise TypeError(
             f"space {space!r} has no fixed shape; supported: Box, Discrete, MultiDiscrete, MultiBinary, Dict, Tuple"
@@ -77,14 +93,43 @@ def space_to_shape(space: spaces.Space[Any]) -> Shape:
 
 
 def is_flat_shape(shape: object) -> bool:
-    """True for a Box-style shape: a tuple of ints."""
-    return isinstance(shape, tuple) and all(isinstance(d, (int, np.integer)) for d in shape)
+    """True for a Box-style shape: a tuple of ints (a :class:`TupleShape` never is one)."""
+    return (
+        isinstance(shape, tuple)
+        and not isinstance(shape, TupleShape)
+        and all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) for d in shape)
+    )
+
+
+class PlaceholderBox(spaces.Box):
+    """A Box known only by its shape: its dtype (float32 here) and bounds (unbounded here) are unknown."""
+
+
+class PlaceholderDiscrete(spaces.Discrete):
+    """A Discrete known only by its number of actions: its ``start`` is unknown."""
+
+
+class PlaceholderMultiDiscrete(spaces.MultiDiscrete):
+    """A MultiDiscrete known only by its ``nvec``: its ``start`` is unknown."""
+
+
+_PLACEHOLDERS = (PlaceholderBox, PlaceholderDiscrete, PlaceholderMultiDiscrete)
+
+
+def is_placeholder(space: spaces.Space[Any]) -> bool:
+    """True for a leaf space built by :func:`shape_to_space`, whose dtype, bounds and start are unknown.
+
+    >>> is_placeholder(shape_to_space((3,))), is_placeholder(spaces.Box(-1, 1, (3,)))
+    (True, False)
+    """
+    return isinstance(space, _PLACEHOLDERS)
 
 
 def shape_to_space(shape: Shape, dtype: Any = np.float32) -> spaces.Space[Any]:
     """Build a placeholder space with the given shape: unbounded Box, Discrete, MultiDiscrete, Dict or Tuple.
 
-    Used to apply a wrapper's space rule when only shapes are known.
+    Used to apply a wrapper's space rule when only shapes are known; the leaves are placeholders
+    (:func:`is_placeholder`), so a rule can tell what it does not know.
 
     >>> shape_to_space(6)
     Discrete(6)
@@ -92,13 +137,13 @@ def shape_to_space(shape: Shape, dtype: Any = np.float32) -> spaces.Space[Any]:
     (2, 3)
     """
     if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
-        return spaces.Discrete(int(shape))
+        return PlaceholderDiscrete(int(shape))
     if isinstance(shape, list):
-        return spaces.MultiDiscrete(np.asarray(shape, dtype=np.int64))
+        return PlaceholderMultiDiscrete(np.asarray(shape, dtype=np.int64))
     if isinstance(shape, Mapping):
         return spaces.Dict({key: shape_to_space(sub, dtype) for key, sub in shape.items()})
-    if isinstance(shape, tuple) and is_flat_shape(shape):
-        return spaces.Box(-np.inf, np.inf, shape=tuple(int(d) for d in shape), dtype=dtype)
+    if is_flat_shape(shape):
+        return PlaceholderBox(-np.inf, np.inf, shape=tuple(int(d) for d in shape), dtype=dtype)  # type: ignore[union-attr]
     if isinstance(shape, tuple):
         return spaces.Tuple(tuple(shape_to_space(sub, dtype) for sub in shape))
     raise TypeError(f"cannot interpret {shape!r} as a shape; expected int, tuple, list or dict")

@@ -1,6 +1,8 @@
-"""ding's wrapper collection: every wrapper registered by name with a static shape rule.
+"""ding's wrapper collection: every wrapper registered by name with its space rule.
 
-Modules by concern: :mod:`.atari` (ALE-specific episode handling); frame processing in
+:mod:`.base` derives each wrapper from its one ``space_rule`` (keyword arguments declared by the
+rule's parameters, checked by :mod:`.arguments`). Modules by concern: :mod:`.atari` (ALE-specific
+episode handling), :mod:`.repeat` (repeating actions); frame processing in
 :mod:`.image_resize` (resizing, gray scale, scaling to float), :mod:`.image_crop` (fixed and
 random crops), :mod:`.image_axes` (channel order, flips) and :mod:`.frame_stack`, on the shared
 helpers of :mod:`.image`; :mod:`.observation` (flattening, previous action/reward),
@@ -20,10 +22,8 @@ from ding.envs.env_wrappers.action import (
     TimeShiftWrapper,
 )
 from ding.envs.env_wrappers.atari import (
-    ActionRepeatWrapper,
     EpisodicLifeWrapper,
     FireResetWrapper,
-    FrameSkipWrapper,
     MaxAndSkipWrapper,
     NoopResetWrapper,
     RamWrapper,
@@ -80,6 +80,7 @@ from ding.envs.env_wrappers.normalization import (
 )
 from ding.envs.env_wrappers.observation import FlatObsWrapper, FlattenObservationWrapper
 from ding.envs.env_wrappers.presets import PRESETS, preset_chain
+from ding.envs.env_wrappers.repeat import ActionRepeatWrapper, FrameSkipWrapper
 from ding.envs.env_wrappers.reward import (
     ClipRewardWrapper,
     DelayRewardWrapper,

@@ -7,20 +7,16 @@ declared by the wrapper's static rule.
 from __future__ import annotations
 
 from collections import deque
-from typing import Any
+from collections.abc import Mapping
+from typing import Annotated, Any
 
-import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from ding.envs.env_wrappers.base import (
-    DingActionWrapper,
-    DingWrapper,
-    ShapeTriple,
-    SpaceTriple,
-    register_wrapper,
-)
-from ding.envs.spaces import Shape, is_flat_shape, space_to_shape
+from ding.envs.env_wrappers.arguments import AtLeast, NonNegativeFloat, NonNegativeInt, PositiveFloat
+from ding.envs.env_wrappers.base import DingActionWrapper, DingWrapper, SpaceTriple, register_wrapper
+from ding.envs.env_wrappers.rule import SpaceKindError, describe_space
+from ding.envs.spaces import is_placeholder
 from ding.errors import ConfigError, ShapeRuleError
 
 
@@ -53,40 +49,21 @@ def zero_action(space: spaces.Space[Any]) -> Any:
     raise TypeError(f"no zero action for {space}; supported: Box, Discrete, MultiDiscrete, MultiBinary, Dict, Tuple")
 
 
-def _describe(shape: Shape) -> str:
-    kind = {int: "Discrete", list: "MultiDiscrete", dict: "Dict", tuple: "Tuple"}.get(type(shape), type(shape).__name__)
-    return f"{shape!r} ({kind})"
-
-
-def _box_shape(act_shape: Shape, wrapper: str) -> tuple[int, ...]:
-    """The action shape as a Box shape tuple, or a ShapeRuleError for a Discrete/MultiDiscrete/nested one."""
-    if not is_flat_shape(act_shape):
-        raise ShapeRuleError(
-            f"{wrapper} needs a continuous (Box) action space, whose shape is a tuple like (2,); "
-            f"got action shape {_describe(act_shape)}"
-        )
-    return tuple(int(d) for d in act_shape)  # type: ignore[union-attr]
-
-
 def _box(space: spaces.Space[Any], wrapper: str) -> spaces.Box:
+    """The action space if it is a Box (not MultiBinary, Discrete, ...), else a TypeError naming the wrapper."""
     if not isinstance(space, spaces.Box):
-        raise TypeError(f"{wrapper} needs a Box action space, got {space}")
+        raise SpaceKindError(f"{wrapper} needs a continuous (Box) action space; got {describe_space(space, 'action')}")
     return space
 
 
 def _finite_box(space: spaces.Space[Any], wrapper: str) -> spaces.Box:
+    """The action space if it is a Box with finite bounds (bounds of a shape-only placeholder are not known)."""
     box = _box(space, wrapper)
-    if not (np.all(np.isfinite(box.low)) and np.all(np.isfinite(box.high))):
+    if not is_placeholder(box) and not (np.all(np.isfinite(box.low)) and np.all(np.isfinite(box.high))):
         raise ShapeRuleError(
             f"{wrapper} needs finite action bounds; got low={box.low.tolist()}, high={box.high.tolist()}"
         )
     return box
-
-
-def _space_shapes(
-    obs_space: spaces.Space[Any], act_space: spaces.Space[Any], rew_space: spaces.Space[Any]
-) -> ShapeTriple:
-    return space_to_shape(obs_space), space_to_shape(act_space), space_to_shape(rew_space)
 
 
 def _cast(values: np.ndarray, dtype: np.dtype[Any]) -> np.ndarray:
@@ -107,16 +84,15 @@ class ContinuousActionClipWrapper(DingActionWrapper):
         array([2.], dtype=float32)
     """
 
-    def __init__(self, env: gym.Env[Any, Any]) -> None:
-        super().__init__(env)
-        self._declare_spaces()
-        box = _box(self.env.action_space, "continuous_action_clip")
-        self._low, self._high, self._dtype = box.low, box.high, box.dtype
-
     @staticmethod
-    def new_shape(obs_shape: Shape, act_shape: Shape, rew_shape: Shape) -> ShapeTriple:
-        _box_shape(act_shape, "continuous_action_clip")
-        return obs_shape, act_shape, rew_shape
+    def space_rule(
+        obs_space: spaces.Space[Any], act_space: spaces.Space[Any], rew_space: spaces.Space[Any]
+    ) -> SpaceTriple:
+        return obs_space, _box(act_space, "continuous_action_clip"), rew_space
+
+    def _setup(self) -> None:
+        box: spaces.Box = self.action_space  # type: ignore[assignment]
+        self._low, self._high, self._dtype = box.low, box.high, box.dtype
 
     def action(self, action: Any) -> np.ndarray:
         return np.clip(np.asarray(action, dtype=self._dtype).reshape(self._low.shape), self._low, self._high)
@@ -135,40 +111,24 @@ class NormalizedActionWrapper(DingActionWrapper):
         Box(-1.0, 1.0, (2,), float32)
     """
 
-    def __init__(self, env: gym.Env[Any, Any]) -> None:
-        super().__init__(env)
-        self._declare_spaces()
-        box = _box(self.env.action_space, "normalized_action")
+    @staticmethod
+    def space_rule(
+        obs_space: spaces.Space[Any], act_space: spaces.Space[Any], rew_space: spaces.Space[Any]
+    ) -> SpaceTriple:
+        box = _finite_box(act_space, "normalized_action")
+        return obs_space, spaces.Box(-1.0, 1.0, shape=box.shape, dtype=np.float32), rew_space
+
+    def _setup(self) -> None:
+        box: spaces.Box = self.env.action_space  # type: ignore[assignment]
         # action = low * (1 - a) / 2 + high * (1 + a) / 2 hits both bounds exactly at a = -1 and a = 1
         self._half_low = box.low.astype(np.float64) / 2.0
         self._half_high = box.high.astype(np.float64) / 2.0
         self._low, self._high, self._dtype = box.low, box.high, box.dtype
 
-    @staticmethod
-    def new_shape(obs_shape: Shape, act_shape: Shape, rew_shape: Shape) -> ShapeTriple:
-        _box_shape(act_shape, "normalized_action")
-        return obs_shape, act_shape, rew_shape
-
-    @staticmethod
-    def new_space(
-        obs_space: spaces.Space[Any], act_space: spaces.Space[Any], rew_space: spaces.Space[Any]
-    ) -> SpaceTriple:
-        shapes = _space_shapes(obs_space, act_space, rew_space)
-        act_shape = _box_shape(NormalizedActionWrapper.new_shape(*shapes)[1], "normalized_action")
-        _finite_box(act_space, "normalized_action")
-        return obs_space, spaces.Box(-1.0, 1.0, shape=act_shape, dtype=np.float32), rew_space
-
     def action(self, action: Any) -> np.ndarray:
         a = np.clip(np.asarray(action, dtype=np.float64).reshape(self._low.shape), -1.0, 1.0)
         mapped = self._half_low * (1.0 - a) + self._half_high * (1.0 + a)
         return _cast(np.clip(mapped, self._low, self._high, out=mapped), self._dtype)
-
-
-def _check_bins(bins: int) -> None:
-    if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)):
-        raise ConfigError(f"discrete_action bins must be an int >= 2, got {bins!r}")
-    if bins < 2:
-        raise ConfigError(f"discrete_action bins must be >= 2 (one value per bound at least), got {bins}")
 
 
 @register_wrapper("discrete_action")
@@ -184,32 +144,26 @@ class DiscreteActionWrapper(DingActionWrapper):
         ((3,), [7, 7], (1,))
     """
 
-    def __init__(self, env: gym.Env[Any, Any], bins: int = 5) -> None:
-        super().__init__(env)
-        self.bins = bins
-        self._declare_spaces(bins=bins)
-        box = _box(self.env.action_space, "discrete_action")
+    @staticmethod
+    def space_rule(
+        obs_space: spaces.Space[Any],
+        act_space: spaces.Space[Any],
+        rew_space: spaces.Space[Any],
+        *,
+        bins: Annotated[int, AtLeast(2)] = 5,
+    ) -> SpaceTriple:
+        box = _finite_box(act_space, "discrete_action")
+        size = int(np.prod(box.shape, dtype=np.int64))
+        if size == 0:
+            raise ShapeRuleError(f"discrete_action needs at least one action dimension; got {describe_space(box)}")
+        return obs_space, spaces.MultiDiscrete(np.full(size, bins, dtype=np.int64)), rew_space
+
+    def _setup(self) -> None:
+        box: spaces.Box = self.env.action_space  # type: ignore[assignment]
         low, high = box.low.astype(np.float64).reshape(-1), box.high.astype(np.float64).reshape(-1)
-        self._values = _cast(np.linspace(low, high, bins, axis=1), box.dtype)  # (k, bins); endpoints exact
+        self._values = _cast(np.linspace(low, high, self.bins, axis=1), box.dtype)  # (k, bins); endpoints exact
         self._rows = np.arange(low.size)
         self._shape = box.shape
-
-    @staticmethod
-    def new_shape(obs_shape: Shape, act_shape: Shape, rew_shape: Shape, bins: int = 5) -> ShapeTriple:
-        _check_bins(bins)
-        size = int(np.prod(_box_shape(act_shape, "discrete_action"), dtype=np.int64))
-        if size == 0:
-            raise ShapeRuleError(f"discrete_action needs at least one action dimension; got action shape {act_shape}")
-        return obs_shape, [int(bins)] * size, rew_shape
-
-    @staticmethod
-    def new_space(
-        obs_space: spaces.Space[Any], act_space: spaces.Space[Any], rew_space: spaces.Space[Any], bins: int = 5
-    ) -> SpaceTriple:
-        shapes = _space_shapes(obs_space, act_space, rew_space)
-        nvec = DiscreteActionWrapper.new_shape(*shapes, bins=bins)[1]
-        _finite_box(act_space, "discrete_action")
-        return obs_space, spaces.MultiDiscrete(np.asarray(nvec, dtype=np.int64)), rew_space
 
     def action(self, action: Any) -> np.ndarray:
         index = np.asarray(action, dtype=np.int64).reshape(self._rows.shape)
@@ -231,9 +185,24 @@ class ActionOffsetWrapper(DingActionWrapper):
         Discrete(4)
     """
 
-    def __init__(self, env: gym.Env[Any, Any]) -> None:
-        super().__init__(env)
-        self._declare_spaces()
+    @staticmethod
+    def space_rule(
+        obs_space: spaces.Space[Any], act_space: spaces.Space[Any], rew_space: spaces.Space[Any]
+    ) -> SpaceTriple:
+        if isinstance(act_space, spaces.Discrete):
+            if int(act_space.start) != 0:
+                act_space = spaces.Discrete(int(act_space.n), dtype=act_space.dtype)
+        elif isinstance(act_space, spaces.MultiDiscrete):
+            if np.any(act_space.start != 0):
+                act_space = spaces.MultiDiscrete(act_space.nvec, dtype=act_space.dtype)
+        else:
+            raise SpaceKindError(
+                "action_offset needs a Discrete or MultiDiscrete action space; "
+                f"got {describe_space(act_space, 'action')}"
+            )
+        return obs_space, act_space, rew_space
+
+    def _setup(self) -> None:
         inner = self.env.action_space
         self._dtype = np.dtype(inner.dtype)
         self._start: Any = None  # None: already zero-based, actions pass through
@@ -242,50 +211,12 @@ class ActionOffsetWrapper(DingActionWrapper):
         elif isinstance(inner, spaces.MultiDiscrete) and np.any(inner.start != 0):
             self._start = inner.start.astype(self._dtype)
 
-    @staticmethod
-    def new_shape(obs_shape: Shape, act_shape: Shape, rew_shape: Shape) -> ShapeTriple:
-        if isinstance(act_shape, bool) or not isinstance(act_shape, (int, list)):
-            raise ShapeRuleError(
-                "action_offset needs a Discrete or MultiDiscrete action space (shape int or list); "
-                f"got action shape {_describe(act_shape)}"
-            )
-        return obs_shape, act_shape, rew_shape
-
-    @staticmethod
-    def new_space(
-        obs_space: spaces.Space[Any], act_space: spaces.Space[Any], rew_space: spaces.Space[Any]
-    ) -> SpaceTriple:
-        shapes = _space_shapes(obs_space, act_space, rew_space)
-        ActionOffsetWrapper.new_shape(*shapes)
-        if isinstance(act_space, spaces.Discrete):
-            if int(act_space.start) != 0:
-                act_space = spaces.Discrete(int(act_space.n), dtype=act_space.dtype)
-        elif isinstance(act_space, spaces.MultiDiscrete):
-            if np.any(act_space.start != 0):
-                act_space = spaces.MultiDiscrete(act_space.nvec, dtype=act_space.dtype)
-        else:
-            raise TypeError(f"action_offset needs a Discrete or MultiDiscrete action space, got {act_space}")
-        return obs_space, act_space, rew_space
-
     def action(self, action: Any) -> Any:
         if self._start is None:
             return action
         if isinstance(self._start, int):
             return self._dtype.type(np.asarray(action).item() + self._start)
         return np.asarray(action, dtype=self._dtype) + self._start
-
-
-def _check_noise_params(theta: float, sigma: float, dt: float) -> None:
-    if not (theta >= 0 and sigma >= 0 and dt > 0):
-        raise ConfigError(
-            f"temporally_correlated_noise needs theta >= 0, sigma >= 0 and dt > 0; got theta={theta}, "
-            f"sigma={sigma}, dt={dt}"
-        )
-    if theta * dt > 1:
-        raise ConfigError(
-            f"temporally_correlated_noise needs theta * dt <= 1 for the noise to revert to 0 without overshoot; "
-            f"got theta={theta}, dt={dt}"
-        )
 
 
 @register_wrapper("temporally_correlated_noise")
@@ -300,22 +231,29 @@ class TemporallyCorrelatedNoiseWrapper(DingActionWrapper):
         ((3,), (1,), (1,))
     """
 
-    def __init__(self, env: gym.Env[Any, Any], theta: float = 0.15, sigma: float = 0.2, dt: float = 1e-2) -> None:
-        super().__init__(env)
-        self._declare_spaces(theta=theta, sigma=sigma, dt=dt)
-        box = _box(self.env.action_space, "temporally_correlated_noise")
-        self._low, self._high, self._dtype = box.low, box.high, box.dtype
-        self._decay = 1.0 - theta * dt
-        self._scale = sigma * float(np.sqrt(dt))
-        self._noise = np.zeros(box.shape, dtype=np.float64)
-
     @staticmethod
-    def new_shape(
-        obs_shape: Shape, act_shape: Shape, rew_shape: Shape, theta: float = 0.15, sigma: float = 0.2, dt: float = 1e-2
-    ) -> ShapeTriple:
-        _check_noise_params(theta, sigma, dt)
-        _box_shape(act_shape, "temporally_correlated_noise")
-        return obs_shape, act_shape, rew_shape
+    def space_rule(
+        obs_space: spaces.Space[Any],
+        act_space: spaces.Space[Any],
+        rew_space: spaces.Space[Any],
+        *,
+        theta: NonNegativeFloat = 0.15,
+        sigma: NonNegativeFloat = 0.2,
+        dt: PositiveFloat = 1e-2,
+    ) -> SpaceTriple:
+        if theta * dt > 1:
+            raise ConfigError(
+                "temporally_correlated_noise needs theta * dt <= 1 for the noise to revert to 0 without overshoot; "
+                f"got theta={theta}, dt={dt}"
+            )
+        return obs_space, _box(act_space, "temporally_correlated_noise"), rew_space
+
+    def _setup(self) -> None:
+        box: spaces.Box = self.action_space  # type: ignore[assignment]
+        self._low, self._high, self._dtype = box.low, box.high, box.dtype
+        self._decay = 1.0 - self.theta * self.dt
+        self._scale = self.sigma * float(np.sqrt(self.dt))
+        self._noise = np.zeros(box.shape, dtype=np.float64)
 
     @property
     def noise(self) -> np.ndarray:
@@ -333,24 +271,44 @@ class TemporallyCorrelatedNoiseWrapper(DingActionWrapper):
         return _cast(np.clip(noisy, self._low, self._high, out=noisy), self._dtype)
 
 
-def _check_shift(shift: int) -> None:
-    if isinstance(shift, bool) or not isinstance(shift, (int, np.integer)) or shift < 0:
-        raise ConfigError(f"time_shift shift must be an int >= 0, got {shift!r}")
-
-
 def _as_action(space: spaces.Space[Any], value: Any) -> Any:
-    """``value`` in the space's own form (dtype scalar or array), or a ConfigError if the space does not contain it."""
-    action = value
+    """``value`` in the space's own form (dtype scalars and arrays, Dict and Tuple alike), or a ConfigError if the
+    space does not contain it.
+
+    Of a space built from a shape alone only the shape is checked (its bounds and start are not known).
+    """
     try:
-        if isinstance(space, spaces.Discrete):
-            action = np.dtype(space.dtype).type(value)
-        elif isinstance(space, (spaces.Box, spaces.MultiDiscrete, spaces.MultiBinary)):
-            action = np.asarray(value, dtype=space.dtype).reshape(space.shape)
-    except (TypeError, ValueError) as err:
+        action = _in_form(space, value)
+    except (TypeError, ValueError, KeyError) as err:
         raise ConfigError(f"time_shift default_action {value!r} does not fit the action space {space}: {err}") from err
-    if not space.contains(action):
+    if not _contains(space, action):
         raise ConfigError(f"time_shift default_action {value!r} is not in the action space {space}")
     return action
+
+
+def _in_form(space: spaces.Space[Any], value: Any) -> Any:
+    if isinstance(space, spaces.Dict):
+        if not isinstance(value, Mapping) or set(value) != set(space.spaces):
+            raise ValueError(f"a Dict action needs the keys {sorted(space.spaces)}")
+        return {key: _in_form(sub, value[key]) for key, sub in space.spaces.items()}
+    if isinstance(space, spaces.Tuple):
+        if len(value) != len(space.spaces):
+            raise ValueError(f"a Tuple action needs {len(space.spaces)} parts")
+        return tuple(_in_form(sub, part) for sub, part in zip(space.spaces, value, strict=True))
+    if isinstance(space, spaces.Discrete):
+        return np.dtype(space.dtype).type(value)
+    if isinstance(space, (spaces.Box, spaces.MultiDiscrete, spaces.MultiBinary)):
+        return np.asarray(value, dtype=space.dtype).reshape(space.shape)
+    return value
+
+
+def _contains(space: spaces.Space[Any], action: Any) -> bool:
+    """``space.contains(action)``, leaf by leaf, where a placeholder leaf holds anything of its form."""
+    if isinstance(space, spaces.Dict):
+        return all(_contains(sub, action[key]) for key, sub in space.spaces.items())
+    if isinstance(space, spaces.Tuple):
+        return all(_contains(sub, part) for sub, part in zip(space.spaces, action, strict=True))
+    return is_placeholder(space) or bool(space.contains(action))
 
 
 @register_wrapper("time_shift")
@@ -370,20 +328,24 @@ class TimeShiftWrapper(DingWrapper):
         [0, 1]
     """
 
-    def __init__(self, env: gym.Env[Any, Any], shift: int = 1, default_action: Any = None) -> None:
-        super().__init__(env)
-        self.shift = shift
-        self._declare_spaces(shift=shift, default_action=default_action)
-        space = self.env.action_space
-        self.default_action = zero_action(space) if default_action is None else _as_action(space, default_action)
-        self.pending: deque[Any] = deque([self.default_action] * shift)
-
     @staticmethod
-    def new_shape(
-        obs_shape: Shape, act_shape: Shape, rew_shape: Shape, shift: int = 1, default_action: Any = None
-    ) -> ShapeTriple:
-        _check_shift(shift)
-        return obs_shape, act_shape, rew_shape
+    def space_rule(
+        obs_space: spaces.Space[Any],
+        act_space: spaces.Space[Any],
+        rew_space: spaces.Space[Any],
+        *,
+        shift: NonNegativeInt = 1,
+        default_action: Any = None,
+    ) -> SpaceTriple:
+        if default_action is not None:
+            _as_action(act_space, default_action)
+        return obs_space, act_space, rew_space
+
+    def _setup(self) -> None:
+        space = self.env.action_space
+        given = self.arguments["default_action"]
+        self.default_action = zero_action(space) if given is None else _as_action(space, given)
+        self.pending: deque[Any] = deque([self.default_action] * self.shift)
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
         self.pending = deque([self.default_action] * self.shift)

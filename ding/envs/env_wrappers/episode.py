@@ -5,6 +5,7 @@ None of them changes a space; they only change when episodes end and what ``info
 
 from __future__ import annotations
 
+import copy
 import time
 from collections import deque
 from collections.abc import Mapping
@@ -12,21 +13,14 @@ from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
+from gymnasium import spaces
+from gymnasium.envs.registration import EnvSpec
 
-from ding.envs.env_wrappers.base import DingWrapper, ShapeTriple, aliased_argument, register_wrapper
-from ding.envs.spaces import Shape
+from ding.envs.env_wrappers.arguments import PositiveInt
+from ding.envs.env_wrappers.base import DingWrapper, SpaceTriple, register_wrapper
 from ding.errors import ConfigError
 
 StepResult = tuple[Any, Any, bool, bool, dict[str, Any]]
-
-
-def _check_positive(wrapper: str, name: str, value: Any, *, allow_none: bool = False) -> None:
-    """Raise :class:`ConfigError` unless ``value`` is an int >= 1 (or None when allowed)."""
-    if value is None and allow_none:
-        return
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        extra = " (or None)" if allow_none else ""
-        raise ConfigError(f"{wrapper} needs {name} to be an int >= 1{extra}; got {value!r}")
 
 
 def _limit_from_spec(wrapper: str, name: str, value: int | None, env: gym.Env[Any, Any]) -> int:
@@ -64,14 +58,14 @@ class EvalEpisodeReturnWrapper(DingWrapper):
         11.0
     """
 
-    def __init__(self, env: gym.Env[Any, Any]) -> None:
-        super().__init__(env)
-        self._declare_spaces()
-        self._return: np.ndarray = np.zeros(_reward_shape(self.reward_space), dtype=np.float32)
-
     @staticmethod
-    def new_shape(obs_shape: Shape, act_shape: Shape, rew_shape: Shape) -> ShapeTriple:
-        return obs_shape, act_shape, rew_shape
+    def space_rule(
+        obs_space: spaces.Space[Any], act_space: spaces.Space[Any], rew_space: spaces.Space[Any]
+    ) -> SpaceTriple:
+        return obs_space, act_space, rew_space
+
+    def _setup(self) -> None:
+        self._return: np.ndarray = np.zeros(_reward_shape(self.reward_space), dtype=np.float32)
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
         self._return.fill(0.0)
@@ -93,7 +87,9 @@ class TimeLimitWrapper(DingWrapper):
     ``info['TimeLimit.truncated']`` to ``not terminated``, the flag DI-engine reads to decide whether to
     bootstrap. Every step also reports DI-engine's ``info['time_limit']`` (the limit was reached) and
     ``info['time_count']`` (steps so far). ``max_episode_steps=None`` takes the limit from
-    ``env.spec.max_episode_steps``; DI-engine's name ``max_limit`` is accepted for it.
+    ``env.spec.max_episode_steps``; DI-engine's name ``max_limit`` is accepted for it. The wrapper's own
+    ``spec`` carries its limit, so a later ``time_limit(None)`` or ``random_first_episode_length(None)``
+    reads it (envs without a spec have none to carry it).
 
     Example:
         >>> from gymnasium.envs.classic_control import PendulumEnv
@@ -105,23 +101,30 @@ class TimeLimitWrapper(DingWrapper):
 
     argument_aliases: ClassVar[Mapping[str, str]] = {"max_limit": "max_episode_steps"}
 
-    def __init__(
-        self, env: gym.Env[Any, Any], max_episode_steps: int | None = None, *, max_limit: int | None = None
-    ) -> None:
-        super().__init__(env)
-        max_episode_steps = aliased_argument(
-            "time_limit", "max_episode_steps", max_episode_steps, "max_limit", max_limit
-        )
-        self._declare_spaces(max_episode_steps=max_episode_steps)
-        self.max_episode_steps = _limit_from_spec("time_limit", "max_episode_steps", max_episode_steps, env)
+    @staticmethod
+    def space_rule(
+        obs_space: spaces.Space[Any],
+        act_space: spaces.Space[Any],
+        rew_space: spaces.Space[Any],
+        *,
+        max_episode_steps: PositiveInt | None = None,
+    ) -> SpaceTriple:
+        return obs_space, act_space, rew_space
+
+    def _setup(self) -> None:
+        given = self.arguments["max_episode_steps"]
+        self.max_episode_steps: int = _limit_from_spec("time_limit", "max_episode_steps", given, self.env)
         self._elapsed = 0
 
-    @staticmethod
-    def new_shape(
-        obs_shape: Shape, act_shape: Shape, rew_shape: Shape, max_episode_steps: int | None = None
-    ) -> ShapeTriple:
-        _check_positive("time_limit", "max_episode_steps", max_episode_steps, allow_none=True)
-        return obs_shape, act_shape, rew_shape
+    @property
+    def spec(self) -> EnvSpec | None:  # type: ignore[override]
+        """The inner env's spec with this limit as its ``max_episode_steps`` (as gymnasium's ``TimeLimit``)."""
+        inner = self.env.spec
+        if inner is None:
+            return None
+        spec = copy.deepcopy(inner)
+        spec.max_episode_steps = self.max_episode_steps
+        return spec
 
     @property
     def elapsed_steps(self) -> int:
@@ -161,14 +164,14 @@ class NonEpisodicWrapper(DingWrapper):
         (False, 2)
     """
 
-    def __init__(self, env: gym.Env[Any, Any]) -> None:
-        super().__init__(env)
-        self._declare_spaces()
-        self.inner_episode_count = 0
-
     @staticmethod
-    def new_shape(obs_shape: Shape, act_shape: Shape, rew_shape: Shape) -> ShapeTriple:
-        return obs_shape, act_shape, rew_shape
+    def space_rule(
+        obs_space: spaces.Space[Any], act_space: spaces.Space[Any], rew_space: spaces.Space[Any]
+    ) -> SpaceTriple:
+        return obs_space, act_space, rew_space
+
+    def _setup(self) -> None:
+        self.inner_episode_count = 0
 
     def step(self, action: Any) -> StepResult:
         obs, reward, terminated, truncated, info = self.env.step(action)
@@ -204,32 +207,25 @@ class RandomFirstEpisodeLengthWrapper(DingWrapper):
         True
     """
 
-    def __init__(
-        self, env: gym.Env[Any, Any], max_first_episode_length: int | None = None, num_episodes: int = 1
-    ) -> None:
-        super().__init__(env)
-        self._declare_spaces(max_first_episode_length=max_first_episode_length, num_episodes=num_episodes)
-        self.max_first_episode_length = _limit_from_spec(
-            "random_first_episode_length", "max_first_episode_length", max_first_episode_length, env
+    @staticmethod
+    def space_rule(
+        obs_space: spaces.Space[Any],
+        act_space: spaces.Space[Any],
+        rew_space: spaces.Space[Any],
+        *,
+        max_first_episode_length: PositiveInt | None = None,
+        num_episodes: PositiveInt = 1,
+    ) -> SpaceTriple:
+        return obs_space, act_space, rew_space
+
+    def _setup(self) -> None:
+        given = self.arguments["max_first_episode_length"]
+        self.max_first_episode_length: int = _limit_from_spec(
+            "random_first_episode_length", "max_first_episode_length", given, self.env
         )
-        self.num_episodes = num_episodes
         self._episodes_ended = 0
         self._limit = 0
         self._elapsed = 0
-
-    @staticmethod
-    def new_shape(
-        obs_shape: Shape,
-        act_shape: Shape,
-        rew_shape: Shape,
-        max_first_episode_length: int | None = None,
-        num_episodes: int = 1,
-    ) -> ShapeTriple:
-        _check_positive(
-            "random_first_episode_length", "max_first_episode_length", max_first_episode_length, allow_none=True
-        )
-        _check_positive("random_first_episode_length", "num_episodes", num_episodes)
-        return obs_shape, act_shape, rew_shape
 
     @property
     def current_limit(self) -> int | None:
@@ -276,22 +272,25 @@ class RecordEpisodeStatisticsWrapper(DingWrapper):
         (11.0, 11, [11])
     """
 
-    def __init__(self, env: gym.Env[Any, Any], deque_size: int = 100) -> None:
-        super().__init__(env)
-        self._declare_spaces(deque_size=deque_size)
-        self.return_queue: deque[float | np.ndarray] = deque(maxlen=deque_size)
-        self.length_queue: deque[int] = deque(maxlen=deque_size)
+    @staticmethod
+    def space_rule(
+        obs_space: spaces.Space[Any],
+        act_space: spaces.Space[Any],
+        rew_space: spaces.Space[Any],
+        *,
+        deque_size: PositiveInt = 100,
+    ) -> SpaceTriple:
+        return obs_space, act_space, rew_space
+
+    def _setup(self) -> None:
+        self.return_queue: deque[float | np.ndarray] = deque(maxlen=self.deque_size)
+        self.length_queue: deque[int] = deque(maxlen=self.deque_size)
         self.episode_count = 0
         self._scalar = _reward_shape(self.reward_space) in ((), (1,))
         self._vector_return: np.ndarray = np.zeros(_reward_shape(self.reward_space), dtype=np.float32)
         self._scalar_return = 0.0
         self._length = 0
         self._start = time.perf_counter()
-
-    @staticmethod
-    def new_shape(obs_shape: Shape, act_shape: Shape, rew_shape: Shape, deque_size: int = 100) -> ShapeTriple:
-        _check_positive("record_episode_statistics", "deque_size", deque_size)
-        return obs_shape, act_shape, rew_shape
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
         result = self.env.reset(**kwargs)

@@ -7,13 +7,32 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Annotated, Any
 
 from gymnasium import spaces
 
+from ding.envs.env_wrappers.arguments import Check
 from ding.errors import FieldPathError
 
-Fields = Sequence[str] | None
+
+def distinct_paths(fields: Sequence[str] | None) -> bool:
+    """True when no path is given twice or lies inside another (``"a"`` and ``"a.b"``), which would apply a wrapper
+    twice to the same values.
+
+    >>> distinct_paths(['image', 'state.pos']), distinct_paths(['image', 'image']), distinct_paths(['s', 's.pos'])
+    (True, False, False)
+    """
+    if fields is None:
+        return True
+    paths = [tuple(path.split(".")) for path in fields]
+    return not any(a[: len(b)] == b for i, a in enumerate(paths) for j, b in enumerate(paths) if i != j)
+
+
+#: The ``fields`` argument of observation wrappers: None (the whole observation) or "a.b.c" paths.
+Fields = Annotated[
+    Sequence[str] | None,
+    Check("a list of 'a.b.c' paths, none repeated or inside another, or None", distinct_paths),
+]
 
 
 def map_fields(tree: Any, fields: Fields, fn: Callable[[Any], Any]) -> Any:

@@ -5,31 +5,20 @@ Works on any Box observation (images or vectors), applied per ``fields``.
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Mapping
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from ding.envs.env_wrappers.base import DingWrapper, ShapeTriple, SpaceTriple, register_wrapper
+from ding.envs.env_wrappers.arguments import PositiveInt
+from ding.envs.env_wrappers.base import DingWrapper, SpaceTriple, register_wrapper
 from ding.envs.env_wrappers.fields import Fields, map_fields
-from ding.envs.env_wrappers.image import check_positive, leaf_spaces, map_paths
-from ding.envs.spaces import Shape, is_flat_shape
-from ding.errors import ShapeRuleError
+from ding.envs.env_wrappers.image import leaf_spaces, map_paths
+from ding.envs.env_wrappers.rule import SpaceKindError, describe_space
 
 # ---------------------------------------------------------------------------------------------
 # frame_stack
 # ---------------------------------------------------------------------------------------------
-
-
-def _stack_shape(shape: Shape, n_frames: int) -> tuple[int, ...]:
-    n_frames = check_positive(n_frames, "n_frames", "frame_stack")
-    if not isinstance(shape, tuple) or not is_flat_shape(shape):
-        hint = " (for a Dict observation, name the arrays with fields=[...])" if isinstance(shape, Mapping) else ""
-        raise ShapeRuleError(f"frame_stack needs an array (Box) observation with a tuple shape; got {shape!r}{hint}")
-    return (n_frames, *shape)
 
 
 class _FrameBuffer:
@@ -67,40 +56,32 @@ class FrameStackWrapper(DingWrapper):
         Box(0.0, 1.0, (4, 84, 84), float32)
     """
 
-    def __init__(self, env: gym.Env[Any, Any], n_frames: int = 4, fields: Fields = None) -> None:
-        super().__init__(env)
-        self._declare_spaces(n_frames=n_frames, fields=fields)
-        self.n_frames = int(n_frames)
-        self.fields = fields
-        self._buffers = {
-            path: _FrameBuffer(self.n_frames, sub.shape, sub.dtype)  # type: ignore[arg-type]
-            for path, sub in leaf_spaces(self.env.observation_space, fields).items()
-        }
-
     @staticmethod
-    def new_shape(
-        obs_shape: Shape, act_shape: Shape, rew_shape: Shape, n_frames: int = 4, fields: Fields = None
-    ) -> ShapeTriple:
-        rule = functools.partial(_stack_shape, n_frames=n_frames)
-        return map_fields(obs_shape, fields, rule), act_shape, rew_shape
-
-    @staticmethod
-    def new_space(
+    def space_rule(
         obs_space: spaces.Space[Any],
         act_space: spaces.Space[Any],
         rew_space: spaces.Space[Any],
-        n_frames: int = 4,
+        *,
+        n_frames: PositiveInt = 4,
         fields: Fields = None,
     ) -> SpaceTriple:
         def stacked(space: spaces.Space[Any]) -> spaces.Box:
             if not isinstance(space, spaces.Box):
-                raise TypeError(f"frame_stack needs a Box observation; got {space}")
-            shape = _stack_shape(space.shape, n_frames)
+                hint = " (for a Dict observation, name the arrays with fields=[...])" if fields is None else ""
+                what = describe_space(space, "observation")
+                raise SpaceKindError(f"frame_stack needs an array (Box) observation; got {what}{hint}")
+            shape = (n_frames, *space.shape)
             low = np.broadcast_to(space.low, shape).copy()
             high = np.broadcast_to(space.high, shape).copy()
             return spaces.Box(low=low, high=high, shape=shape, dtype=space.dtype)
 
         return map_fields(obs_space, fields, stacked), act_space, rew_space
+
+    def _setup(self) -> None:
+        self._buffers = {
+            path: _FrameBuffer(self.n_frames, sub.shape, sub.dtype)  # type: ignore[arg-type]
+            for path, sub in leaf_spaces(self.env.observation_space, self.fields).items()
+        }
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
         obs, info = self.env.reset(**kwargs)

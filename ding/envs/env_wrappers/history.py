@@ -5,21 +5,22 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
 from ding.envs.env_wrappers.action import zero_action
-from ding.envs.env_wrappers.base import DingWrapper, ShapeTriple, SpaceTriple, register_wrapper
-from ding.envs.spaces import Shape, is_flat_shape, space_to_shape
-from ding.errors import ShapeRuleError
+from ding.envs.env_wrappers.base import DingWrapper, SpaceTriple, register_wrapper
+from ding.envs.env_wrappers.reward import reward_box, with_zero_box
+from ding.envs.env_wrappers.rule import SpaceKindError, describe_space
+
+_RECORDABLE = (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary)
 
 
-def _check_action_shape(act_shape: Shape, wrapper: str) -> None:
-    if isinstance(act_shape, bool) or not (isinstance(act_shape, (int, list)) or is_flat_shape(act_shape)):
-        raise ShapeRuleError(
+def _check_action_space(act_space: spaces.Space[Any], wrapper: str) -> None:
+    if not isinstance(act_space, _RECORDABLE):
+        raise SpaceKindError(
             f"{wrapper} needs a Box, Discrete, MultiDiscrete or MultiBinary action space; "
-            f"got the nested action shape {act_shape!r}"
+            f"got {describe_space(act_space, 'the nested action')}"
         )
 
 
@@ -51,12 +52,6 @@ def _with_prev_action_reward(obs: Any, action: Any, reward: Any) -> dict[str, An
     return {"obs": obs, "prev_action": action, "prev_reward_extrinsic": reward}
 
 
-def _space_shapes(
-    obs_space: spaces.Space[Any], act_space: spaces.Space[Any], rew_space: spaces.Space[Any]
-) -> ShapeTriple:
-    return space_to_shape(obs_space), space_to_shape(act_space), space_to_shape(rew_space)
-
-
 @register_wrapper("action_observation")
 class ActionObservationWrapper(DingWrapper):
     """Observe the previous action too: the observation becomes ``Dict(observation=obs, prev_action=action)``.
@@ -72,23 +67,16 @@ class ActionObservationWrapper(DingWrapper):
         Dict('observation': Box(-1.0, 1.0, (3,), float32), 'prev_action': Discrete(2))
     """
 
-    def __init__(self, env: gym.Env[Any, Any]) -> None:
-        super().__init__(env)
-        self._declare_spaces()
-        self._record = _action_recorder(self.env.action_space)
-        self._zero = zero_action(self.env.action_space)
-
     @staticmethod
-    def new_shape(obs_shape: Shape, act_shape: Shape, rew_shape: Shape) -> ShapeTriple:
-        _check_action_shape(act_shape, "action_observation")
-        return _with_prev_action(obs_shape, act_shape), act_shape, rew_shape
-
-    @staticmethod
-    def new_space(
+    def space_rule(
         obs_space: spaces.Space[Any], act_space: spaces.Space[Any], rew_space: spaces.Space[Any]
     ) -> SpaceTriple:
-        ActionObservationWrapper.new_shape(*_space_shapes(obs_space, act_space, rew_space))
+        _check_action_space(act_space, "action_observation")
         return spaces.Dict(_with_prev_action(obs_space, act_space)), act_space, rew_space
+
+    def _setup(self) -> None:
+        self._record = _action_recorder(self.env.action_space)
+        self._zero = zero_action(self.env.action_space)
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
         obs, info = self.env.reset(**kwargs)
@@ -104,8 +92,9 @@ class ObsPlusPrevActRewWrapper(DingWrapper):
     """Observe the previous action and reward too: ``Dict(obs=obs, prev_action=..., prev_reward_extrinsic=...)``.
 
     ``prev_action`` has the action space (recorded as :class:`ActionObservationWrapper` does) and
-    ``prev_reward_extrinsic`` is the previous reward as a float32 array of the reward shape, bounded like
-    the reward space. Both are zeros after reset (the action: the space's zero action).
+    ``prev_reward_extrinsic`` is the previous reward as a float32 array of the reward shape. Both are zeros
+    after reset (the action: the space's zero action), so the reward entry is bounded by the reward's
+    bounds widened to include 0, as ``reward_in_obs`` does (DI-engine also shows 0 after a reset).
 
     Example:
         >>> box = spaces.Box(-1.0, 1.0, (1,), np.float64)
@@ -113,29 +102,18 @@ class ObsPlusPrevActRewWrapper(DingWrapper):
         Box(-1.0, 1.0, (1,), float32)
     """
 
-    def __init__(self, env: gym.Env[Any, Any]) -> None:
-        super().__init__(env)
-        self._declare_spaces()
+    @staticmethod
+    def space_rule(
+        obs_space: spaces.Space[Any], act_space: spaces.Space[Any], rew_space: spaces.Space[Any]
+    ) -> SpaceTriple:
+        _check_action_space(act_space, "obs_plus_prev_action_reward")
+        reward_entry = with_zero_box(reward_box("obs_plus_prev_action_reward", rew_space))
+        return spaces.Dict(_with_prev_action_reward(obs_space, act_space, reward_entry)), act_space, rew_space
+
+    def _setup(self) -> None:
         self._record = _action_recorder(self.env.action_space)
         self._zero = zero_action(self.env.action_space)
         self._rew_shape: tuple[int, ...] = self.reward_space.shape or ()
-
-    @staticmethod
-    def new_shape(obs_shape: Shape, act_shape: Shape, rew_shape: Shape) -> ShapeTriple:
-        _check_action_shape(act_shape, "obs_plus_prev_action_reward")
-        if not is_flat_shape(rew_shape):
-            raise ShapeRuleError(f"obs_plus_prev_action_reward needs a Box reward shape like (1,); got {rew_shape!r}")
-        return _with_prev_action_reward(obs_shape, act_shape, rew_shape), act_shape, rew_shape
-
-    @staticmethod
-    def new_space(
-        obs_space: spaces.Space[Any], act_space: spaces.Space[Any], rew_space: spaces.Space[Any]
-    ) -> SpaceTriple:
-        ObsPlusPrevActRewWrapper.new_shape(*_space_shapes(obs_space, act_space, rew_space))
-        if not isinstance(rew_space, spaces.Box):
-            raise TypeError(f"obs_plus_prev_action_reward needs a Box reward space, got {rew_space}")
-        reward_entry = spaces.Box(rew_space.low.astype(np.float32), rew_space.high.astype(np.float32), dtype=np.float32)
-        return spaces.Dict(_with_prev_action_reward(obs_space, act_space, reward_entry)), act_space, rew_space
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
         obs, info = self.env.reset(**kwargs)

@@ -10,31 +10,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from ding.envs.env_wrappers.base import DingActionWrapper, ShapeTriple, SpaceTriple, register_wrapper
-from ding.envs.spaces import Shape, is_flat_shape
-from ding.errors import ShapeRuleError
+from ding.envs.env_wrappers.base import DingActionWrapper, SpaceTriple, register_wrapper
+from ding.envs.env_wrappers.rule import SpaceKindError, describe_space
 
 _KEYS = ("type", "mask", "args")
-
-
-def _hybrid_shape(act_shape: Shape) -> dict[str, Any]:
-    """``(n, args_shape)`` → ``{"type": n, "mask": args_shape, "args": args_shape}``."""
-    if (
-        isinstance(act_shape, tuple)
-        and len(act_shape) == 2
-        and isinstance(act_shape[0], (int, np.integer))
-        and not isinstance(act_shape[0], bool)
-        and is_flat_shape(act_shape[1])
-    ):
-        return {"type": int(act_shape[0]), "mask": act_shape[1], "args": act_shape[1]}
-    raise ShapeRuleError(
-        "gym_hybrid_dict_action needs a hybrid action Tuple(Discrete(n), Box(shape)), i.e. a shape (n, (k, ...)); "
-        f"got {act_shape!r}"
-    )
 
 
 @register_wrapper("gym_hybrid_dict_action")
@@ -50,23 +32,13 @@ class GymHybridDictActionWrapper(DingActionWrapper):
     Example:
         >>> hybrid = spaces.Tuple((spaces.Discrete(3), spaces.Box(-1.0, 1.0, (2,), np.float32)))
         >>> GymHybridDictActionWrapper.new_shape((10,), (3, (2,)), (1,))[1]
-        {'type': 3, 'mask': (2,), 'args': (2,)}
+        {'args': (2,), 'mask': (2,), 'type': 3}
         >>> GymHybridDictActionWrapper.new_space(spaces.Box(0, 1, (10,)), hybrid, None)[1]['mask']
         Box(0, 1, (2,), int64)
     """
 
-    def __init__(self, env: gym.Env[Any, Any]) -> None:
-        super().__init__(env)
-        self._declare_spaces()
-        self._type_space: spaces.Discrete = self.env.action_space[0]  # type: ignore[index]
-        self._args_space: spaces.Box = self.env.action_space[1]  # type: ignore[index]
-
     @staticmethod
-    def new_shape(obs_shape: Shape, act_shape: Shape, rew_shape: Shape) -> ShapeTriple:
-        return obs_shape, _hybrid_shape(act_shape), rew_shape
-
-    @staticmethod
-    def new_space(
+    def space_rule(
         obs_space: spaces.Space[Any], act_space: spaces.Space[Any], rew_space: spaces.Space[Any]
     ) -> SpaceTriple:
         if not (
@@ -75,10 +47,17 @@ class GymHybridDictActionWrapper(DingActionWrapper):
             and isinstance(act_space.spaces[0], spaces.Discrete)
             and isinstance(act_space.spaces[1], spaces.Box)
         ):
-            raise TypeError(f"gym_hybrid_dict_action needs a Tuple(Discrete(n), Box) action space; got {act_space}")
+            raise SpaceKindError(
+                "gym_hybrid_dict_action needs a hybrid action space Tuple(Discrete(n), Box) (shape (n, (k, ...))); "
+                f"got {describe_space(act_space, 'action')}"
+            )
         type_space, args_space = act_space.spaces
         mask = spaces.Box(0, 1, args_space.shape, np.int64)
         return obs_space, spaces.Dict({"type": type_space, "mask": mask, "args": args_space}), rew_space
+
+    def _setup(self) -> None:
+        self._type_space: spaces.Discrete = self.env.action_space[0]  # type: ignore[index]
+        self._args_space: spaces.Box = self.env.action_space[1]  # type: ignore[index]
 
     def action(self, action: Any) -> tuple[np.int64, np.ndarray]:
         """``{"type", "args"[, "mask"]}`` → ``(type, args)`` in the inner env's dtypes and shapes."""

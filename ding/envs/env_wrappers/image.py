@@ -27,14 +27,15 @@ import cv2
 import numpy as np
 from gymnasium import spaces
 
+from ding.envs.env_wrappers.arguments import ChannelOrder, check_argument
 from ding.envs.env_wrappers.fields import Fields, get_field, map_fields
-from ding.envs.spaces import is_flat_shape
-from ding.errors import ConfigError, ShapeRuleError
+from ding.envs.env_wrappers.rule import SpaceKindError, require_box
+from ding.envs.spaces import is_flat_shape, is_placeholder
+from ding.errors import ShapeRuleError
 
 Layout = Literal["hwc", "chw", "hw"]
 FieldPath = str | None
 
-_CHANNEL_ORDERS = ("auto", "hwc", "chw")
 COLOR_CHANNELS = (1, 3, 4)
 _CV2_DTYPES = (np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.float32))
 _TO_GRAY = {3: cv2.COLOR_RGB2GRAY, 4: cv2.COLOR_RGBA2GRAY}
@@ -55,10 +56,7 @@ def image_layout(shape: object, channel_order: str = "auto", who: str = "image w
     >>> image_layout((4, 84, 3), channel_order='chw')
     'chw'
     """
-    if channel_order not in _CHANNEL_ORDERS:
-        raise ConfigError(
-            f"{who}: channel_order must be one of {', '.join(map(repr, _CHANNEL_ORDERS))}; got {channel_order!r}"
-        )
+    check_argument(who, "channel_order", channel_order, ChannelOrder)
     if not isinstance(shape, tuple) or not is_flat_shape(shape) or len(shape) not in (2, 3):
         hint = " (for a Dict observation, name the image with fields=[...])" if isinstance(shape, Mapping) else ""
         raise ShapeRuleError(
@@ -96,36 +94,39 @@ def image_shape(layout: Layout, height: int, width: int, channels: int | None) -
     return (height, width, channels) if layout == "hwc" else (channels, height, width)
 
 
-def check_positive(value: Any, name: str, who: str) -> int:
-    """``value`` as an int, or a ConfigError naming ``who`` and ``name`` if it is not a positive int."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
-        raise ConfigError(f"{who}: {name} must be a positive int; got {value!r}")
-    return int(value)
-
-
 def image_box(space: spaces.Space[Any], who: str, *, opencv: bool = False) -> spaces.Box:
     """``space`` if it is a Box (of a dtype OpenCV processes, with ``opencv``); a TypeError otherwise."""
-    if not isinstance(space, spaces.Box):
-        raise TypeError(f"{who} needs a Box image observation; got {space}")
-    if opencv and space.dtype not in _CV2_DTYPES:
-        raise TypeError(f"{who} processes frames with OpenCV, which needs uint8, uint16 or float32; got {space.dtype}")
-    return space
+    box = require_box(space, who, "image observation")
+    if opencv and not is_placeholder(box) and box.dtype not in _CV2_DTYPES:
+        raise SpaceKindError(
+            f"{who} processes frames with OpenCV, which needs uint8, uint16 or float32; got {box.dtype}"
+        )
+    return box
 
 
 def value_range_box(space: spaces.Box, shape: tuple[int, ...]) -> spaces.Box:
     """A Box of ``shape`` and the input's dtype, bounded by the input's overall value range.
 
-    Resized and gray-scaled pixels are weighted averages of input pixels, so they stay in that range.
+    Resized and gray-scaled pixels are weighted averages of input pixels, so they stay in that range
+    (the wrappers clip float rounding back into it, see :func:`value_range`).
     """
     return spaces.Box(low=space.low.min(), high=space.high.max(), shape=shape, dtype=space.dtype)
+
+
+def value_range(box: spaces.Space[Any]) -> tuple[Any, Any]:
+    """The overall ``(low, high)`` of a Box's bounds, to clip computed pixels into a :func:`value_range_box`.
+
+    Float weighted averages may land an ulp outside the inputs' range; clipping is exact and cheap.
+    """
+    if not isinstance(box, spaces.Box):
+        raise TypeError(f"value_range needs a Box; got {box}")
+    return box.low.min(), box.high.max()
 
 
 def leaf_spaces(space: spaces.Space[Any], fields: Fields) -> dict[FieldPath, spaces.Space[Any]]:
     """The observation spaces the wrapper works on, by field path (``None`` for the whole observation)."""
     if fields is None:
         return {None: space}
-    if isinstance(fields, str):
-        raise TypeError(f"fields must be a list of 'a.b.c' paths or None, got the string {fields!r}")
     return {path: get_field(space, path) for path in fields}
 
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from ding.envs.env_wrappers.base import DingObservationWrapper, ShapeTriple, SpaceTriple, register_wrapper
+from ding.envs.env_wrappers.arguments import ChannelOrder
+from ding.envs.env_wrappers.base import DingObservationWrapper, SpaceTriple, register_wrapper
 from ding.envs.env_wrappers.fields import Fields, map_fields
 from ding.envs.env_wrappers.image import (
     COLOR_CHANNELS,
@@ -85,39 +85,28 @@ class ImageChannelFirstWrapper(DingObservationWrapper):
         ((1, 84, 84), 4, (1,))
     """
 
-    def __init__(self, env: gym.Env[Any, Any], fields: Fields = None) -> None:
-        super().__init__(env)
-        self._declare_spaces(fields=fields)
-        self.fields = fields
-        self._layouts = {
-            path: _channel_first_layout(sub.shape, "image_channel_first")
-            for path, sub in leaf_spaces(self.env.observation_space, fields).items()
-        }
-
     @staticmethod
-    def new_shape(obs_shape: Shape, act_shape: Shape, rew_shape: Shape, fields: Fields = None) -> ShapeTriple:
-        rule = functools.partial(_channel_first_shape, who="image_channel_first")
-        return map_fields(obs_shape, fields, rule), act_shape, rew_shape
-
-    @staticmethod
-    def new_space(
-        obs_space: spaces.Space[Any], act_space: spaces.Space[Any], rew_space: spaces.Space[Any], fields: Fields = None
+    def space_rule(
+        obs_space: spaces.Space[Any],
+        act_space: spaces.Space[Any],
+        rew_space: spaces.Space[Any],
+        *,
+        fields: Fields = None,
     ) -> SpaceTriple:
         rule = functools.partial(_channel_first_box, who="image_channel_first")
         return map_fields(obs_space, fields, rule), act_space, rew_space
+
+    def _setup(self) -> None:
+        self._layouts = {
+            path: _channel_first_layout(sub.shape, "image_channel_first")
+            for path, sub in leaf_spaces(self.env.observation_space, self.fields).items()
+        }
 
     def _transpose(self, path: FieldPath, frame: Any) -> np.ndarray:
         return _channel_first_array(np.asarray(frame), self._layouts[path])
 
     def observation(self, obs: Any) -> Any:
         return map_paths(obs, self.fields, self._transpose)
-
-
-def _transpose_shape(shape: Shape) -> Shape:
-    """obs_transpose's rule on one observation shape: an image, or a tuple of images."""
-    if isinstance(shape, tuple) and not is_flat_shape(shape):
-        return tuple(_channel_first_shape(sub, "obs_transpose") for sub in shape)
-    return _channel_first_shape(shape, "obs_transpose")
 
 
 def _transpose_space(space: spaces.Space[Any]) -> spaces.Space[Any]:
@@ -137,26 +126,23 @@ class ObsTransposeWrapper(DingObservationWrapper):
         (((3, 48, 64), (1, 32, 32)), 4, (1,))
     """
 
-    def __init__(self, env: gym.Env[Any, Any], fields: Fields = None) -> None:
-        super().__init__(env)
-        self._declare_spaces(fields=fields)
-        self.fields = fields
+    @staticmethod
+    def space_rule(
+        obs_space: spaces.Space[Any],
+        act_space: spaces.Space[Any],
+        rew_space: spaces.Space[Any],
+        *,
+        fields: Fields = None,
+    ) -> SpaceTriple:
+        return map_fields(obs_space, fields, _transpose_space), act_space, rew_space
+
+    def _setup(self) -> None:
         self._layouts: dict[FieldPath, Layout | tuple[Layout, ...]] = {}
-        for path, sub in leaf_spaces(self.env.observation_space, fields).items():
+        for path, sub in leaf_spaces(self.env.observation_space, self.fields).items():
             if isinstance(sub, spaces.Tuple):
                 self._layouts[path] = tuple(_channel_first_layout(s.shape, "obs_transpose") for s in sub.spaces)
             else:
                 self._layouts[path] = _channel_first_layout(sub.shape, "obs_transpose")
-
-    @staticmethod
-    def new_shape(obs_shape: Shape, act_shape: Shape, rew_shape: Shape, fields: Fields = None) -> ShapeTriple:
-        return map_fields(obs_shape, fields, _transpose_shape), act_shape, rew_shape
-
-    @staticmethod
-    def new_space(
-        obs_space: spaces.Space[Any], act_space: spaces.Space[Any], rew_space: spaces.Space[Any], fields: Fields = None
-    ) -> SpaceTriple:
-        return map_fields(obs_space, fields, _transpose_space), act_space, rew_space
 
     def _transpose(self, path: FieldPath, obs: Any) -> Any:
         layout = self._layouts[path]
@@ -195,46 +181,15 @@ class FrameFlipWrapper(DingObservationWrapper):
         ((3, 48, 64), 4, (1,))
     """
 
-    def __init__(
-        self,
-        env: gym.Env[Any, Any],
-        horizontal: bool = True,
-        vertical: bool = False,
-        channel_order: str = "auto",
-        fields: Fields = None,
-    ) -> None:
-        super().__init__(env)
-        self._declare_spaces(horizontal=horizontal, vertical=vertical, channel_order=channel_order, fields=fields)
-        self.fields = fields
-        self._axes = {
-            path: _flip_axes(sub.shape, horizontal, vertical, channel_order)
-            for path, sub in leaf_spaces(self.env.observation_space, fields).items()
-        }
-
     @staticmethod
-    def new_shape(
-        obs_shape: Shape,
-        act_shape: Shape,
-        rew_shape: Shape,
-        horizontal: bool = True,
-        vertical: bool = False,
-        channel_order: str = "auto",
-        fields: Fields = None,
-    ) -> ShapeTriple:
-        def flipped(shape: Shape) -> Shape:
-            _flip_axes(shape, horizontal, vertical, channel_order)
-            return shape
-
-        return map_fields(obs_shape, fields, flipped), act_shape, rew_shape
-
-    @staticmethod
-    def new_space(
+    def space_rule(
         obs_space: spaces.Space[Any],
         act_space: spaces.Space[Any],
         rew_space: spaces.Space[Any],
+        *,
         horizontal: bool = True,
         vertical: bool = False,
-        channel_order: str = "auto",
+        channel_order: ChannelOrder = "auto",
         fields: Fields = None,
     ) -> SpaceTriple:
         def flipped(space: spaces.Space[Any]) -> spaces.Box:
@@ -244,6 +199,12 @@ class FrameFlipWrapper(DingObservationWrapper):
             return spaces.Box(low=low, high=high, shape=box.shape, dtype=box.dtype)
 
         return map_fields(obs_space, fields, flipped), act_space, rew_space
+
+    def _setup(self) -> None:
+        self._axes = {
+            path: _flip_axes(sub.shape, self.horizontal, self.vertical, self.channel_order)
+            for path, sub in leaf_spaces(self.env.observation_space, self.fields).items()
+        }
 
     def _flip(self, path: FieldPath, frame: Any) -> np.ndarray:
         return np.ascontiguousarray(np.flip(np.asarray(frame), self._axes[path]))

@@ -5,25 +5,17 @@ Layout, dtype and bounds conventions are those of :mod:`ding.envs.env_wrappers.i
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from ding.envs.env_wrappers.base import (
-    DingObservationWrapper,
-    DingWrapper,
-    ShapeTriple,
-    SpaceTriple,
-    register_wrapper,
-)
-from ding.envs.env_wrappers.fields import Fields, get_field, map_fields
+from ding.envs.env_wrappers.arguments import ChannelOrder, PositiveInt
+from ding.envs.env_wrappers.base import DingObservationWrapper, DingWrapper, SpaceTriple, register_wrapper
+from ding.envs.env_wrappers.fields import Fields, map_fields
 from ding.envs.env_wrappers.image import (
     FieldPath,
     Layout,
-    check_positive,
     field_layouts,
     image_box,
     image_dims,
@@ -33,8 +25,7 @@ from ding.envs.env_wrappers.image import (
     map_paths,
     value_range_box,
 )
-from ding.envs.spaces import Shape
-from ding.errors import ConfigError, ShapeRuleError
+from ding.errors import ShapeRuleError
 
 # ---------------------------------------------------------------------------------------------
 # Windows in a frame
@@ -55,17 +46,10 @@ def _window_index(layout: Layout, top: int, left: int, height: int, width: int) 
 
 
 def _crop_index(
-    shape: Shape | None, top: int, left: int, height: int | None, width: int | None, channel_order: str
+    shape: tuple[int, ...], top: int, left: int, height: int | None, width: int | None, channel_order: str
 ) -> tuple[tuple[int, ...], tuple[slice, ...]]:
     """The cropped shape and the index that cuts it out of a frame of ``shape``."""
     who = "frame_crop"
-    for name, value in (("top", top), ("left", left)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-            raise ConfigError(f"{who}: {name} must be an int; got {value!r}")
-    if height is not None:
-        height = check_positive(height, "height", who)
-    if width is not None:
-        width = check_positive(width, "width", who)
     layout = image_layout(shape, channel_order, who)
     frame_h, frame_w, channels = image_dims(shape, layout)
     rows = frame_h - top if height is None else height
@@ -93,51 +77,17 @@ class FrameCropWrapper(DingObservationWrapper):
         ((3, 48, 48), 4, (1,))
     """
 
-    def __init__(
-        self,
-        env: gym.Env[Any, Any],
-        top: int = 0,
-        left: int = 0,
-        height: int | None = None,
-        width: int | None = None,
-        channel_order: str = "auto",
-        fields: Fields = None,
-    ) -> None:
-        super().__init__(env)
-        self._declare_spaces(top=top, left=left, height=height, width=width, channel_order=channel_order, fields=fields)
-        self.fields = fields
-        self._index = {
-            path: _crop_index(sub.shape, top, left, height, width, channel_order)[1]
-            for path, sub in leaf_spaces(self.env.observation_space, fields).items()
-        }
-
     @staticmethod
-    def new_shape(
-        obs_shape: Shape,
-        act_shape: Shape,
-        rew_shape: Shape,
-        top: int = 0,
-        left: int = 0,
-        height: int | None = None,
-        width: int | None = None,
-        channel_order: str = "auto",
-        fields: Fields = None,
-    ) -> ShapeTriple:
-        def cropped(shape: Shape) -> tuple[int, ...]:
-            return _crop_index(shape, top, left, height, width, channel_order)[0]
-
-        return map_fields(obs_shape, fields, cropped), act_shape, rew_shape
-
-    @staticmethod
-    def new_space(
+    def space_rule(
         obs_space: spaces.Space[Any],
         act_space: spaces.Space[Any],
         rew_space: spaces.Space[Any],
+        *,
         top: int = 0,
         left: int = 0,
-        height: int | None = None,
-        width: int | None = None,
-        channel_order: str = "auto",
+        height: PositiveInt | None = None,
+        width: PositiveInt | None = None,
+        channel_order: ChannelOrder = "auto",
         fields: Fields = None,
     ) -> SpaceTriple:
         def cropped(space: spaces.Space[Any]) -> spaces.Box:
@@ -146,6 +96,12 @@ class FrameCropWrapper(DingObservationWrapper):
             return spaces.Box(low=box.low[index], high=box.high[index], shape=shape, dtype=box.dtype)
 
         return map_fields(obs_space, fields, cropped), act_space, rew_space
+
+    def _setup(self) -> None:
+        self._index = {}
+        for path, sub in leaf_spaces(self.env.observation_space, self.fields).items():
+            shape: tuple[int, ...] = sub.shape  # type: ignore[assignment]
+            self._index[path] = _crop_index(shape, self.top, self.left, self.height, self.width, self.channel_order)[1]
 
     def _crop(self, path: FieldPath, frame: Any) -> np.ndarray:
         return np.ascontiguousarray(np.asarray(frame)[self._index[path]])
@@ -159,10 +115,8 @@ class FrameCropWrapper(DingObservationWrapper):
 # ---------------------------------------------------------------------------------------------
 
 
-def _random_crop_shape(shape: Shape, height: int, width: int, channel_order: str) -> tuple[int, ...]:
+def _random_crop_shape(shape: tuple[int, ...], height: int, width: int, channel_order: str) -> tuple[int, ...]:
     who = "episodic_random_frame_crop"
-    height = check_positive(height, "height", who)
-    width = check_positive(width, "width", who)
     layout = image_layout(shape, channel_order, who)
     frame_h, frame_w, channels = image_dims(shape, layout)
     if height > frame_h or width > frame_w:
@@ -205,55 +159,16 @@ class EpisodicRandomFrameCropWrapper(DingWrapper):
         ((3, 40, 56), 4, (1,))
     """
 
-    def __init__(
-        self,
-        env: gym.Env[Any, Any],
-        height: int,
-        width: int,
-        share_cropping: bool = True,
-        channel_order: str = "auto",
-        fields: Fields = None,
-    ) -> None:
-        super().__init__(env)
-        self._declare_spaces(
-            height=height, width=width, share_cropping=share_cropping, channel_order=channel_order, fields=fields
-        )
-        self.height = int(height)
-        self.width = int(width)
-        self.share_cropping = share_cropping
-        self.fields = fields
-        self._layouts = field_layouts(self.env.observation_space, fields, channel_order, "episodic_random_frame_crop")
-        self._sizes = {
-            path: image_dims(sub.shape, self._layouts[path])[:2]
-            for path, sub in leaf_spaces(self.env.observation_space, fields).items()
-        }
-        self._index: dict[FieldPath, tuple[slice, ...]] | None = None
-
     @staticmethod
-    def new_shape(
-        obs_shape: Shape,
-        act_shape: Shape,
-        rew_shape: Shape,
-        height: int,
-        width: int,
-        share_cropping: bool = True,
-        channel_order: str = "auto",
-        fields: Fields = None,
-    ) -> ShapeTriple:
-        frames = [obs_shape] if fields is None else [get_field(obs_shape, path) for path in fields]
-        _check_shared_crop(frames, share_cropping, channel_order)
-        rule = functools.partial(_random_crop_shape, height=height, width=width, channel_order=channel_order)
-        return map_fields(obs_shape, fields, rule), act_shape, rew_shape
-
-    @staticmethod
-    def new_space(
+    def space_rule(
         obs_space: spaces.Space[Any],
         act_space: spaces.Space[Any],
         rew_space: spaces.Space[Any],
-        height: int,
-        width: int,
+        *,
+        height: PositiveInt,
+        width: PositiveInt,
         share_cropping: bool = True,
-        channel_order: str = "auto",
+        channel_order: ChannelOrder = "auto",
         fields: Fields = None,
     ) -> SpaceTriple:
         who = "episodic_random_frame_crop"
@@ -265,6 +180,15 @@ class EpisodicRandomFrameCropWrapper(DingWrapper):
             return value_range_box(box, _random_crop_shape(box.shape, height, width, channel_order))
 
         return map_fields(obs_space, fields, cropped), act_space, rew_space
+
+    def _setup(self) -> None:
+        who = "episodic_random_frame_crop"
+        self._layouts = field_layouts(self.env.observation_space, self.fields, self.channel_order, who)
+        self._sizes = {
+            path: image_dims(sub.shape, self._layouts[path])[:2]
+            for path, sub in leaf_spaces(self.env.observation_space, self.fields).items()
+        }
+        self._index: dict[FieldPath, tuple[slice, ...]] | None = None
 
     def _draw_offsets(self) -> dict[FieldPath, tuple[slice, ...]]:
         index: dict[FieldPath, tuple[slice, ...]] = {}

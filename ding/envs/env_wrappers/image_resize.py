@@ -5,20 +5,18 @@ Layout, dtype and bounds conventions are those of :mod:`ding.envs.env_wrappers.i
 
 from __future__ import annotations
 
-import functools
-from typing import Any
+from typing import Any, Literal
 
 import cv2
-import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from ding.envs.env_wrappers.base import DingObservationWrapper, ShapeTriple, SpaceTriple, register_wrapper
+from ding.envs.env_wrappers.arguments import ChannelOrder, PositiveInt
+from ding.envs.env_wrappers.base import DingObservationWrapper, SpaceTriple, register_wrapper
 from ding.envs.env_wrappers.fields import Fields, map_fields
 from ding.envs.env_wrappers.image import (
     COLOR_CHANNELS,
     FieldPath,
-    check_positive,
     field_layouts,
     image_box,
     image_dims,
@@ -28,27 +26,30 @@ from ding.envs.env_wrappers.image import (
     map_paths,
     resize_frame,
     to_gray,
+    value_range,
     value_range_box,
 )
-from ding.envs.spaces import Shape
-from ding.errors import ConfigError, ShapeRuleError
-
-_INTERPOLATIONS = {
-    "nearest": cv2.INTER_NEAREST,
-    "linear": cv2.INTER_LINEAR,
-    "area": cv2.INTER_AREA,
-    "cubic": cv2.INTER_CUBIC,
-}
-
+from ding.envs.env_wrappers.rule import require_box
+from ding.errors import ShapeRuleError
 
 # ---------------------------------------------------------------------------------------------
 # scaled_float_frame
 # ---------------------------------------------------------------------------------------------
 
+_SCALE = np.float32(1.0 / 255.0)
+
+
+def _scaled(values: Any) -> np.ndarray:
+    """float32 values times 1/255: the one operation both the observation and its bounds go through."""
+    return np.asarray(np.asarray(values, dtype=np.float32) * _SCALE)
+
 
 @register_wrapper("scaled_float_frame")
 class ScaledFloatFrameWrapper(DingObservationWrapper):
-    """Map uint8 frames in [0, 255] to float32 in [0, 1] (any layout; shape unchanged).
+    """Scale frames to float32 by 1/255: uint8 [0, 255] → [0, 1] (any layout; shape unchanged).
+
+    The bounds are the input's times 1/255, computed as the pixels are, so they hold for any Box
+    (a uint16 image gives [0, 257]; unbounded inputs stay unbounded).
 
     Example:
         >>> from gymnasium.spaces import Box
@@ -56,28 +57,22 @@ class ScaledFloatFrameWrapper(DingObservationWrapper):
         Box(0.0, 1.0, (84, 84), float32)
     """
 
-    def __init__(self, env: gym.Env[Any, Any], fields: Fields = None) -> None:
-        super().__init__(env)
-        self.fields = fields
-        self._declare_spaces(fields=fields)
-
     @staticmethod
-    def new_shape(obs_shape: Shape, act_shape: Shape, rew_shape: Shape, fields: Fields = None) -> ShapeTriple:
-        return obs_shape, act_shape, rew_shape
-
-    @staticmethod
-    def new_space(
-        obs_space: spaces.Space[Any], act_space: spaces.Space[Any], rew_space: spaces.Space[Any], fields: Fields = None
+    def space_rule(
+        obs_space: spaces.Space[Any],
+        act_space: spaces.Space[Any],
+        rew_space: spaces.Space[Any],
+        *,
+        fields: Fields = None,
     ) -> SpaceTriple:
         def scaled(space: spaces.Space[Any]) -> spaces.Box:
-            if not isinstance(space, spaces.Box):
-                raise TypeError(f"scaled_float_frame needs a Box observation, got {space}")
-            return spaces.Box(0.0, 1.0, shape=space.shape, dtype=np.float32)
+            box = require_box(space, "scaled_float_frame", "observation")
+            return spaces.Box(_scaled(box.low), _scaled(box.high), box.shape, np.float32)
 
         return map_fields(obs_space, fields, scaled), act_space, rew_space
 
     def observation(self, obs: Any) -> Any:
-        return map_fields(obs, self.fields, lambda x: np.asarray(x, dtype=np.float32) * np.float32(1.0 / 255.0))
+        return map_fields(obs, self.fields, _scaled)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -85,9 +80,8 @@ class ScaledFloatFrameWrapper(DingObservationWrapper):
 # ---------------------------------------------------------------------------------------------
 
 
-def _warp_shape(shape: Shape, size: int, grayscale: bool, channel_order: str) -> tuple[int, ...]:
+def _warp_shape(shape: tuple[int, ...], size: int, grayscale: bool, channel_order: str) -> tuple[int, ...]:
     who = "warp_frame"
-    check_positive(size, "size", who)
     layout = image_layout(shape, channel_order, who)
     _, _, channels = image_dims(shape, layout)
     if not grayscale:
@@ -115,42 +109,15 @@ class WarpFrameWrapper(DingObservationWrapper):
         Box(0, 255, (3, 84, 84), uint8)
     """
 
-    def __init__(
-        self,
-        env: gym.Env[Any, Any],
-        size: int = 84,
-        grayscale: bool = True,
-        channel_order: str = "auto",
-        fields: Fields = None,
-    ) -> None:
-        super().__init__(env)
-        self._declare_spaces(size=size, grayscale=grayscale, channel_order=channel_order, fields=fields)
-        self.size = int(size)
-        self.grayscale = grayscale
-        self.fields = fields
-        self._layouts = field_layouts(self.env.observation_space, fields, channel_order, "warp_frame")
-
     @staticmethod
-    def new_shape(
-        obs_shape: Shape,
-        act_shape: Shape,
-        rew_shape: Shape,
-        size: int = 84,
-        grayscale: bool = True,
-        channel_order: str = "auto",
-        fields: Fields = None,
-    ) -> ShapeTriple:
-        rule = functools.partial(_warp_shape, size=size, grayscale=grayscale, channel_order=channel_order)
-        return map_fields(obs_shape, fields, rule), act_shape, rew_shape
-
-    @staticmethod
-    def new_space(
+    def space_rule(
         obs_space: spaces.Space[Any],
         act_space: spaces.Space[Any],
         rew_space: spaces.Space[Any],
-        size: int = 84,
+        *,
+        size: PositiveInt = 84,
         grayscale: bool = True,
-        channel_order: str = "auto",
+        channel_order: ChannelOrder = "auto",
         fields: Fields = None,
     ) -> SpaceTriple:
         def warped(space: spaces.Space[Any]) -> spaces.Box:
@@ -159,12 +126,19 @@ class WarpFrameWrapper(DingObservationWrapper):
 
         return map_fields(obs_space, fields, warped), act_space, rew_space
 
+    def _setup(self) -> None:
+        self._layouts = field_layouts(self.env.observation_space, self.fields, self.channel_order, "warp_frame")
+        self._ranges = {
+            path: value_range(box) for path, box in leaf_spaces(self.observation_space, self.fields).items()
+        }
+
     def _warp(self, path: FieldPath, frame: Any) -> np.ndarray:
         frame = np.asarray(frame)
         layout = self._layouts[path]
         if self.grayscale:
             frame, layout = to_gray(frame, layout), "hw"
-        return resize_frame(frame, layout, self.size, self.size, cv2.INTER_AREA)
+        out = resize_frame(frame, layout, self.size, self.size, cv2.INTER_AREA)
+        return np.clip(out, *self._ranges[path], out=out)
 
     def observation(self, obs: Any) -> Any:
         return map_paths(obs, self.fields, self._warp)
@@ -174,17 +148,13 @@ class WarpFrameWrapper(DingObservationWrapper):
 # frame_resize
 # ---------------------------------------------------------------------------------------------
 
-
-def _resize_shape(shape: Shape, height: int, width: int, interpolation: str, channel_order: str) -> tuple[int, ...]:
-    who = "frame_resize"
-    height = check_positive(height, "height", who)
-    width = check_positive(width, "width", who)
-    if interpolation not in _INTERPOLATIONS:
-        raise ConfigError(
-            f"{who}: interpolation must be one of {', '.join(map(repr, _INTERPOLATIONS))}; got {interpolation!r}"
-        )
-    layout = image_layout(shape, channel_order, who)
-    return image_shape(layout, height, width, image_dims(shape, layout)[2])
+Interpolation = Literal["nearest", "linear", "area", "cubic"]
+_INTERPOLATIONS = {
+    "nearest": cv2.INTER_NEAREST,
+    "linear": cv2.INTER_LINEAR,
+    "area": cv2.INTER_AREA,
+    "cubic": cv2.INTER_CUBIC,
+}
 
 
 @register_wrapper("frame_resize")
@@ -192,7 +162,7 @@ class FrameResizeWrapper(DingObservationWrapper):
     """Resize frames to ``height`` x ``width`` keeping layout, channel count and dtype.
 
     ``interpolation`` is one of ``"nearest"``, ``"linear"``, ``"area"`` or ``"cubic"`` (OpenCV's
-    modes); cubic results are clipped to the input's value range.
+    modes); results are clipped to the input's value range (cubic overshoots, float rounding).
 
     Example:
         >>> from gymnasium.spaces import Box, Discrete
@@ -202,71 +172,36 @@ class FrameResizeWrapper(DingObservationWrapper):
         ((24, 32), 4, (1,))
     """
 
-    def __init__(
-        self,
-        env: gym.Env[Any, Any],
-        height: int = 84,
-        width: int = 84,
-        interpolation: str = "area",
-        channel_order: str = "auto",
-        fields: Fields = None,
-    ) -> None:
-        super().__init__(env)
-        self._declare_spaces(
-            height=height, width=width, interpolation=interpolation, channel_order=channel_order, fields=fields
-        )
-        self.height = int(height)
-        self.width = int(width)
-        self.interpolation = interpolation
-        self.fields = fields
-        self._cv_interpolation = _INTERPOLATIONS[interpolation]
-        self._layouts = field_layouts(self.env.observation_space, fields, channel_order, "frame_resize")
-        # Cubic interpolation overshoots at edges; clip it back into the declared range.
-        self._clip: dict[FieldPath, tuple[Any, Any]] = {}
-        if interpolation == "cubic":
-            for path, sub in leaf_spaces(self.observation_space, fields).items():
-                box = image_box(sub, "frame_resize")
-                self._clip[path] = (box.low.min(), box.high.max())
-
     @staticmethod
-    def new_shape(
-        obs_shape: Shape,
-        act_shape: Shape,
-        rew_shape: Shape,
-        height: int = 84,
-        width: int = 84,
-        interpolation: str = "area",
-        channel_order: str = "auto",
-        fields: Fields = None,
-    ) -> ShapeTriple:
-        rule = functools.partial(
-            _resize_shape, height=height, width=width, interpolation=interpolation, channel_order=channel_order
-        )
-        return map_fields(obs_shape, fields, rule), act_shape, rew_shape
-
-    @staticmethod
-    def new_space(
+    def space_rule(
         obs_space: spaces.Space[Any],
         act_space: spaces.Space[Any],
         rew_space: spaces.Space[Any],
-        height: int = 84,
-        width: int = 84,
-        interpolation: str = "area",
-        channel_order: str = "auto",
+        *,
+        height: PositiveInt = 84,
+        width: PositiveInt = 84,
+        interpolation: Interpolation = "area",
+        channel_order: ChannelOrder = "auto",
         fields: Fields = None,
     ) -> SpaceTriple:
         def resized(space: spaces.Space[Any]) -> spaces.Box:
             box = image_box(space, "frame_resize", opencv=True)
-            return value_range_box(box, _resize_shape(box.shape, height, width, interpolation, channel_order))
+            layout = image_layout(box.shape, channel_order, "frame_resize")
+            shape = image_shape(layout, height, width, image_dims(box.shape, layout)[2])
+            return value_range_box(box, shape)
 
         return map_fields(obs_space, fields, resized), act_space, rew_space
 
+    def _setup(self) -> None:
+        self._cv_interpolation = _INTERPOLATIONS[self.interpolation]
+        self._layouts = field_layouts(self.env.observation_space, self.fields, self.channel_order, "frame_resize")
+        self._ranges = {
+            path: value_range(box) for path, box in leaf_spaces(self.observation_space, self.fields).items()
+        }
+
     def _resize(self, path: FieldPath, frame: Any) -> np.ndarray:
         out = resize_frame(np.asarray(frame), self._layouts[path], self.height, self.width, self._cv_interpolation)
-        if self._clip:
-            low, high = self._clip[path]
-            np.clip(out, low, high, out=out)
-        return out
+        return np.clip(out, *self._ranges[path], out=out)
 
     def observation(self, obs: Any) -> Any:
         return map_paths(obs, self.fields, self._resize)
@@ -277,7 +212,7 @@ class FrameResizeWrapper(DingObservationWrapper):
 # ---------------------------------------------------------------------------------------------
 
 
-def _gray_shape(shape: Shape, keep_dim: bool, channel_order: str) -> tuple[int, ...]:
+def _gray_shape(shape: tuple[int, ...], keep_dim: bool, channel_order: str) -> tuple[int, ...]:
     who = "gray_scale"
     layout = image_layout(shape, channel_order, who)
     height, width, channels = image_dims(shape, layout)
@@ -297,34 +232,14 @@ class GrayScaleWrapper(DingObservationWrapper):
         ((1, 48, 64), 4, (1,))
     """
 
-    def __init__(
-        self, env: gym.Env[Any, Any], keep_dim: bool = False, channel_order: str = "auto", fields: Fields = None
-    ) -> None:
-        super().__init__(env)
-        self._declare_spaces(keep_dim=keep_dim, channel_order=channel_order, fields=fields)
-        self.fields = fields
-        self._layouts = field_layouts(self.env.observation_space, fields, channel_order, "gray_scale")
-        self._out_shapes = {path: sub.shape for path, sub in leaf_spaces(self.observation_space, fields).items()}
-
     @staticmethod
-    def new_shape(
-        obs_shape: Shape,
-        act_shape: Shape,
-        rew_shape: Shape,
-        keep_dim: bool = False,
-        channel_order: str = "auto",
-        fields: Fields = None,
-    ) -> ShapeTriple:
-        rule = functools.partial(_gray_shape, keep_dim=keep_dim, channel_order=channel_order)
-        return map_fields(obs_shape, fields, rule), act_shape, rew_shape
-
-    @staticmethod
-    def new_space(
+    def space_rule(
         obs_space: spaces.Space[Any],
         act_space: spaces.Space[Any],
         rew_space: spaces.Space[Any],
+        *,
         keep_dim: bool = False,
-        channel_order: str = "auto",
+        channel_order: ChannelOrder = "auto",
         fields: Fields = None,
     ) -> SpaceTriple:
         def gray(space: spaces.Space[Any]) -> spaces.Box:
@@ -333,8 +248,15 @@ class GrayScaleWrapper(DingObservationWrapper):
 
         return map_fields(obs_space, fields, gray), act_space, rew_space
 
+    def _setup(self) -> None:
+        self._layouts = field_layouts(self.env.observation_space, self.fields, self.channel_order, "gray_scale")
+        out = leaf_spaces(self.observation_space, self.fields)
+        self._out_shapes = {path: box.shape for path, box in out.items()}
+        self._ranges = {path: value_range(box) for path, box in out.items()}
+
     def _gray(self, path: FieldPath, frame: Any) -> np.ndarray:
-        return to_gray(np.asarray(frame), self._layouts[path]).reshape(self._out_shapes[path])
+        out = to_gray(np.asarray(frame), self._layouts[path]).reshape(self._out_shapes[path])
+        return np.clip(out, *self._ranges[path], out=out)
 
     def observation(self, obs: Any) -> Any:
         return map_paths(obs, self.fields, self._gray)

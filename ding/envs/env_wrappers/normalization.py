@@ -7,15 +7,15 @@ wrapper is usually frozen.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 import numpy.typing as npt
 from gymnasium import spaces
 
+from ding.envs.env_wrappers.arguments import NonNegativeFloat, NonNegativeInt, UnitFloat
 from ding.envs.env_wrappers.base import (
     DingObservationWrapper,
     DingRewardWrapper,
@@ -24,13 +24,14 @@ from ding.envs.env_wrappers.base import (
     register_wrapper,
 )
 from ding.envs.env_wrappers.fields import Fields, get_field, map_fields
-from ding.envs.env_wrappers.reward import RewardValue, as_reward, check_reward_shape, reward_box
-from ding.envs.spaces import Shape, is_flat_shape, space_to_shape
+from ding.envs.env_wrappers.reward import RewardValue, as_reward, reward_box
+from ding.envs.env_wrappers.rule import SpaceKindError, describe_space
+from ding.envs.spaces import Shape
 from ding.errors import ConfigError, ShapeRuleError
 
 Array64 = npt.NDArray[np.float64]
 Array32 = npt.NDArray[np.float32]
-ClipRange = Sequence[float] | None
+ClipRange = tuple[float, float] | None
 
 
 class RunningMeanStd:
@@ -52,7 +53,8 @@ class RunningMeanStd:
     """
 
     def __init__(self, epsilon: float = 1e-4, shape: tuple[int, ...] = ()) -> None:
-        _check_epsilon("RunningMeanStd", epsilon)
+        if not epsilon >= 0:
+            raise ConfigError(f"RunningMeanStd needs epsilon >= 0; got {epsilon!r}")
         self.shape = tuple(int(d) for d in shape)
         self.epsilon = float(epsilon)
         self.reset()
@@ -121,26 +123,32 @@ class RunningMeanStd:
         self._mean, self._var, self._count = mean.copy(), var.copy(), int(state["count"])
 
 
-def _clip_bounds(wrapper: str, clip_range: ClipRange) -> tuple[float, float]:
-    """``clip_range`` as ``(low, high)`` floats, ``(-inf, inf)`` for None."""
+_LARGEST = float(np.finfo(np.float32).max)
+
+
+def _finite_bounds(low: float, high: float) -> tuple[np.float32, np.float32]:
+    """The float32 bounds to clip normalized values to: ``clip_range``, and never past float32's finite range.
+
+    Normalizing can overflow float32 (a tiny std); saturating keeps values finite, so that a next
+    normalization never meets ``inf - inf``. The declared space keeps ``clip_range`` (unbounded for None).
+    """
+    return np.float32(max(low, -_LARGEST)), np.float32(min(high, _LARGEST))
+
+
+def _divisor(rms: RunningMeanStd) -> Array64:
+    """What to divide by to normalize: ``rms.std``, or 1 where it is 0 (no spread seen and ``epsilon=0``)."""
+    std = rms.std
+    return np.where(std > 0, std, 1.0)
+
+
+def _clip_bounds(wrapper: str, clip_range: tuple[float, float] | None) -> tuple[float, float]:
+    """``clip_range`` as ``(low, high)``, ``(-inf, inf)`` for None; low < high."""
     if clip_range is None:
         return -np.inf, np.inf
-    try:
-        low, high = (float(v) for v in clip_range)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{wrapper} clip_range must be a (low, high) pair or None; got {clip_range!r}") from None
+    low, high = clip_range
     if not low < high:
         raise ConfigError(f"{wrapper} clip_range needs low < high; got {clip_range!r}")
     return low, high
-
-
-def _check_box_shape(wrapper: str, shape: Shape, fields: Fields) -> tuple[int, ...]:
-    if is_flat_shape(shape):
-        return shape  # type: ignore[return-value]
-    if fields is not None:
-        raise ShapeRuleError(f"{wrapper} needs Box observations at fields {list(fields)}; got {shape!r}")
-    hint = "; for a Dict observation, name its Box entries with fields=['a.b']" if isinstance(shape, dict) else ""
-    raise ShapeRuleError(f"{wrapper} needs a Box observation (a tuple shape); got {shape!r}{hint}")
 
 
 def _normalized_space(wrapper: str, obs_space: spaces.Space[Any], clip_range: ClipRange, fields: Fields) -> Any:
@@ -149,7 +157,8 @@ def _normalized_space(wrapper: str, obs_space: spaces.Space[Any], clip_range: Cl
 
     def box(space: spaces.Space[Any]) -> spaces.Box:
         if not isinstance(space, spaces.Box):
-            raise TypeError(f"{wrapper} needs Box observations; got {space}")
+            hint = "; for a Dict observation, name its Box entries with fields=['a.b']" if fields is None else ""
+            raise SpaceKindError(f"{wrapper} needs Box observations; got {describe_space(space, 'observation')}{hint}")
         return spaces.Box(low, high, space.shape, np.float32)
 
     return map_fields(obs_space, fields, box)
@@ -160,26 +169,9 @@ def _field_paths(fields: Fields) -> list[list[str] | None]:
     return [None] if fields is None else [[path] for path in fields]
 
 
-def _field_shape(wrapper: str, obs_shape: Shape, path: list[str] | None, fields: Fields) -> tuple[int, ...]:
-    """The Box shape of one normalized field (``path`` as in :func:`_field_paths`)."""
-    return _check_box_shape(wrapper, obs_shape if path is None else get_field(obs_shape, path[0]), fields)
-
-
-def _check_epsilon(wrapper: str, epsilon: float) -> None:
-    if not epsilon >= 0:
-        raise ConfigError(f"{wrapper} needs epsilon >= 0; got {epsilon!r}")
-
-
-def _check_warmup(wrapper: str, warmup: int) -> None:
-    if isinstance(warmup, bool) or not isinstance(warmup, (int, np.integer)) or warmup < 0:
-        raise ConfigError(f"{wrapper} needs an integer warmup >= 0; got {warmup!r}")
-
-
-def _obs_norm_rule(obs_shape: Shape, clip_range: ClipRange, epsilon: float, warmup: int, fields: Fields) -> Shape:
-    _clip_bounds("obs_norm", clip_range)
-    _check_epsilon("obs_norm", epsilon)
-    _check_warmup("obs_norm", warmup)
-    return map_fields(obs_shape, fields, lambda shape: _check_box_shape("obs_norm", shape, fields))
+def _field_box(space: spaces.Space[Any], path: list[str] | None) -> spaces.Box:
+    """The (already checked) Box of one normalized field (``path`` as in :func:`_field_paths`)."""
+    return space if path is None else get_field(space, path[0])  # type: ignore[return-value]
 
 
 @register_wrapper("obs_norm")
@@ -197,56 +189,29 @@ class ObsNormWrapper(DingObservationWrapper):
         Box(-3.0, 3.0, (4,), float32)
     """
 
-    def __init__(
-        self,
-        env: gym.Env[Any, Any],
-        clip_range: ClipRange = (-5.0, 5.0),
-        epsilon: float = 1e-4,
-        warmup: int = 30,
-        update: bool = True,
-        fields: Fields = None,
-    ) -> None:
-        super().__init__(env)
-        self._declare_spaces(clip_range=clip_range, epsilon=epsilon, warmup=warmup, update=update, fields=fields)
-        self.fields = fields
-        self.warmup = int(warmup)
-        self.update = bool(update)
-        low, high = _clip_bounds("obs_norm", clip_range)
-        self._low, self._high = np.float32(low), np.float32(high)
-        self.obs_rms: dict[str, RunningMeanStd] = {}
-        self._steps: list[tuple[list[str] | None, Callable[[Any], Array32]]] = []
-        obs_shape = space_to_shape(self.env.observation_space)
-        for path in _field_paths(fields):
-            rms = RunningMeanStd(epsilon, _field_shape("obs_norm", obs_shape, path, fields))
-            self.obs_rms["" if path is None else path[0]] = rms
-            self._steps.append((path, partial(self._normalize, rms=rms)))
-
     @staticmethod
-    def new_shape(
-        obs_shape: Shape,
-        act_shape: Shape,
-        rew_shape: Shape,
-        clip_range: ClipRange = (-5.0, 5.0),
-        epsilon: float = 1e-4,
-        warmup: int = 30,
-        update: bool = True,
-        fields: Fields = None,
-    ) -> ShapeTriple:
-        return _obs_norm_rule(obs_shape, clip_range, epsilon, warmup, fields), act_shape, rew_shape
-
-    @staticmethod
-    def new_space(
+    def space_rule(
         obs_space: spaces.Space[Any],
         act_space: spaces.Space[Any],
         rew_space: spaces.Space[Any],
+        *,
         clip_range: ClipRange = (-5.0, 5.0),
-        epsilon: float = 1e-4,
-        warmup: int = 30,
+        epsilon: NonNegativeFloat = 1e-4,
+        warmup: NonNegativeInt = 30,
         update: bool = True,
         fields: Fields = None,
     ) -> SpaceTriple:
-        _obs_norm_rule(space_to_shape(obs_space), clip_range, epsilon, warmup, fields)
         return _normalized_space("obs_norm", obs_space, clip_range, fields), act_space, rew_space
+
+    def _setup(self) -> None:
+        low, high = _clip_bounds("obs_norm", self.clip_range)
+        self._low, self._high = _finite_bounds(low, high)
+        self.obs_rms: dict[str, RunningMeanStd] = {}
+        self._steps: list[tuple[list[str] | None, Callable[[Any], Array32]]] = []
+        for path in _field_paths(self.fields):
+            rms = RunningMeanStd(self.epsilon, _field_box(self.env.observation_space, path).shape)
+            self.obs_rms["" if path is None else path[0]] = rms
+            self._steps.append((path, partial(self._normalize, rms=rms)))
 
     def freeze(self) -> None:
         """Stop updating the statistics (for evaluation with loaded statistics)."""
@@ -257,7 +222,9 @@ class ObsNormWrapper(DingObservationWrapper):
         if self.update:
             rms.update(x[None])
         # Before warm-up the raw observation still has to lie in the declared bounds, so it is clipped too.
-        out = ((x - rms.mean) / rms.std).astype(np.float32) if rms.count > self.warmup else x.astype(np.float32)
+        with np.errstate(over="ignore"):  # saturated just below
+            normalized = (x - rms.mean) / _divisor(rms) if rms.count > self.warmup else x
+            out = np.asarray(normalized, dtype=np.float32)  # an array also for 0-d observations
         return np.clip(out, self._low, self._high, out=out)
 
     def observation(self, obs: Any) -> Any:
@@ -281,14 +248,13 @@ def _broadcast_stat(name: str, value: npt.ArrayLike, shape: tuple[int, ...], pat
         ) from None
 
 
-def _static_rule(
-    obs_shape: Shape, mean: npt.ArrayLike, std: npt.ArrayLike, clip_range: ClipRange, fields: Fields
+def _static_stats(
+    obs_space: spaces.Space[Any], mean: npt.ArrayLike, std: npt.ArrayLike, fields: Fields
 ) -> list[tuple[list[str] | None, Array32, Array32]]:
-    """Check the arguments; per normalized field, its ``map_fields`` path and mean and std broadcast to its shape."""
-    _clip_bounds("static_obs_norm", clip_range)
+    """Per normalized field (Box fields, already checked): its ``map_fields`` path and mean and std broadcast to it."""
     stats = []
     for path in _field_paths(fields):
-        shape = _field_shape("static_obs_norm", obs_shape, path, fields)
+        shape = _field_box(obs_space, path).shape
         m = _broadcast_stat("mean", mean, shape, path)
         s = _broadcast_stat("std", std, shape, path)
         if not (np.all(np.isfinite(m)) and np.all(np.isfinite(s)) and np.all(s > 0)):
@@ -311,47 +277,27 @@ class StaticObsNormWrapper(DingObservationWrapper):
         Box(-1.0, 1.0, (3,), float32)
     """
 
-    def __init__(
-        self,
-        env: gym.Env[Any, Any],
-        mean: npt.ArrayLike,
-        std: npt.ArrayLike,
-        clip_range: ClipRange = None,
-        fields: Fields = None,
-    ) -> None:
-        super().__init__(env)
-        self._declare_spaces(mean=mean, std=std, clip_range=clip_range, fields=fields)
-        self._clip = None if clip_range is None else _clip_bounds("static_obs_norm", clip_range)
-        self._steps = [
-            (path, partial(self._normalize, mean=m, std=s))
-            for path, m, s in _static_rule(space_to_shape(self.env.observation_space), mean, std, clip_range, fields)
-        ]
-
     @staticmethod
-    def new_shape(
-        obs_shape: Shape,
-        act_shape: Shape,
-        rew_shape: Shape,
-        mean: npt.ArrayLike,
-        std: npt.ArrayLike,
-        clip_range: ClipRange = None,
-        fields: Fields = None,
-    ) -> ShapeTriple:
-        _static_rule(obs_shape, mean, std, clip_range, fields)
-        return obs_shape, act_shape, rew_shape
-
-    @staticmethod
-    def new_space(
+    def space_rule(
         obs_space: spaces.Space[Any],
         act_space: spaces.Space[Any],
         rew_space: spaces.Space[Any],
+        *,
         mean: npt.ArrayLike,
         std: npt.ArrayLike,
         clip_range: ClipRange = None,
         fields: Fields = None,
     ) -> SpaceTriple:
-        _static_rule(space_to_shape(obs_space), mean, std, clip_range, fields)
-        return _normalized_space("static_obs_norm", obs_space, clip_range, fields), act_space, rew_space
+        new_obs = _normalized_space("static_obs_norm", obs_space, clip_range, fields)
+        _static_stats(obs_space, mean, std, fields)
+        return new_obs, act_space, rew_space
+
+    def _setup(self) -> None:
+        self._low, self._high = _finite_bounds(*_clip_bounds("static_obs_norm", self.clip_range))
+        self._steps = [
+            (path, partial(self._normalize, mean=m, std=s))
+            for path, m, s in _static_stats(self.env.observation_space, self.mean, self.std, self.fields)
+        ]
 
     def observation(self, obs: Any) -> Any:
         for path, normalize in self._steps:
@@ -359,19 +305,11 @@ class StaticObsNormWrapper(DingObservationWrapper):
         return obs
 
     def _normalize(self, x: Any, mean: Array32, std: Array32) -> Array32:
-        out = np.subtract(x, mean, dtype=np.float32)
-        np.divide(out, std, out=out)
-        if self._clip is not None:
-            np.clip(out, self._clip[0], self._clip[1], out=out)
+        with np.errstate(over="ignore"):  # saturated just below
+            out = np.asarray(np.subtract(x, mean, dtype=np.float32))  # an array also for 0-d observations
+            np.divide(out, std, out=out)
+        np.clip(out, self._low, self._high, out=out)
         return out
-
-
-def _reward_norm_rule(rew_shape: Shape, reward_discount: float, epsilon: float, warmup: int) -> tuple[int, ...]:
-    if not 0.0 <= reward_discount <= 1.0:
-        raise ConfigError(f"reward_norm needs 0 <= reward_discount <= 1; got {reward_discount!r}")
-    _check_epsilon("reward_norm", epsilon)
-    _check_warmup("reward_norm", warmup)
-    return check_reward_shape("reward_norm", rew_shape)
 
 
 @register_wrapper("reward_norm")
@@ -388,41 +326,24 @@ class RewardNormWrapper(DingRewardWrapper):
         Box(-inf, inf, (1,), float32)
     """
 
-    def __init__(
-        self, env: gym.Env[Any, Any], reward_discount: float = 0.99, epsilon: float = 1e-4, warmup: int = 30
-    ) -> None:
-        super().__init__(env)
-        self._declare_spaces(reward_discount=reward_discount, epsilon=epsilon, warmup=warmup)
-        self.reward_discount = float(reward_discount)
-        self.warmup = int(warmup)
-        shape = reward_box("reward_norm", self.reward_space).shape
-        self.return_rms = RunningMeanStd(epsilon, shape)
-        self._return: Array64 = np.zeros(shape, dtype=np.float64)
-        self._scalar = shape == (1,)
-
     @staticmethod
-    def new_shape(
-        obs_shape: Shape,
-        act_shape: Shape,
-        rew_shape: Shape,
-        reward_discount: float = 0.99,
-        epsilon: float = 1e-4,
-        warmup: int = 30,
-    ) -> ShapeTriple:
-        return obs_shape, act_shape, _reward_norm_rule(rew_shape, reward_discount, epsilon, warmup)
-
-    @staticmethod
-    def new_space(
+    def space_rule(
         obs_space: spaces.Space[Any],
         act_space: spaces.Space[Any],
         rew_space: spaces.Space[Any],
-        reward_discount: float = 0.99,
-        epsilon: float = 1e-4,
-        warmup: int = 30,
+        *,
+        reward_discount: UnitFloat = 0.99,
+        epsilon: NonNegativeFloat = 1e-4,
+        warmup: NonNegativeInt = 30,
     ) -> SpaceTriple:
         box = reward_box("reward_norm", rew_space)
-        shape = _reward_norm_rule(box.shape, reward_discount, epsilon, warmup)
-        return obs_space, act_space, spaces.Box(-np.inf, np.inf, shape, np.float32)
+        return obs_space, act_space, spaces.Box(-np.inf, np.inf, box.shape, np.float32)
+
+    def _setup(self) -> None:
+        shape: tuple[int, ...] = self.reward_space.shape  # type: ignore[assignment]
+        self.return_rms = RunningMeanStd(self.epsilon, shape)
+        self._return: Array64 = np.zeros(shape, dtype=np.float64)
+        self._scalar = shape == (1,)
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
         self._return.fill(0.0)
@@ -434,5 +355,5 @@ class RewardNormWrapper(DingRewardWrapper):
         self._return += value
         self.return_rms.update(self._return[None])
         if self.return_rms.count > self.warmup:
-            value = value / self.return_rms.std
+            value = np.clip(value / _divisor(self.return_rms), -_LARGEST, _LARGEST)  # finite, as float32 holds it
         return as_reward(value, self._scalar)

@@ -11,35 +11,17 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from ding.envs.env_wrappers.base import DingObservationWrapper, ShapeTriple, SpaceTriple, register_wrapper
+from ding.envs.env_wrappers.base import DingObservationWrapper, SpaceTriple, register_wrapper
 from ding.envs.env_wrappers.fields import Fields, map_fields
-from ding.envs.spaces import Shape, is_flat_shape, space_to_shape
+from ding.envs.env_wrappers.rule import SpaceKindError, describe_space
 from ding.errors import ShapeRuleError
 
 # One entry per leaf of the observation, in flattening order:
 # (index path into the observation, leaf kind, start offset, stop offset, leaf-specific data).
 _Plan = list[tuple[tuple[Any, ...], str, int, int, Any]]
-
-
-def _flat_size(shape: Shape, where: str) -> int:
-    """Length of the flat vector a space of this shape becomes (discrete leaves one-hot)."""
-    if isinstance(shape, bool):
-        raise TypeError(f"flat_obs cannot interpret {shape!r} at {where} as a shape")
-    if isinstance(shape, (int, np.integer)):
-        return int(shape)
-    if isinstance(shape, list):
-        return sum(int(n) for n in shape)
-    if isinstance(shape, Mapping):
-        return sum(_flat_size(sub, f"{where}.{key}") for key, sub in shape.items())
-    if is_flat_shape(shape):
-        return int(np.prod(shape, dtype=np.int64))
-    if isinstance(shape, tuple):
-        return sum(_flat_size(sub, f"{where}.{i}") for i, sub in enumerate(shape))
-    raise TypeError(f"flat_obs cannot interpret {shape!r} at {where} as a shape; expected int, tuple, list or dict")
 
 
 def _flat_plan(space: spaces.Space[Any], path: tuple[Any, ...] = ()) -> _Plan:
@@ -68,7 +50,7 @@ def _flat_plan(space: spaces.Space[Any], path: tuple[Any, ...] = ()) -> _Plan:
             plan.append((at, "multi_discrete", start, stop, (offsets, np.asarray(node.start).reshape(-1))))
         else:
             where = ".".join(map(str, at)) or "the observation"
-            raise TypeError(
+            raise SpaceKindError(
                 f"flat_obs supports Box, Discrete, MultiDiscrete and MultiBinary leaves (in Dict/Tuple); "
                 f"got {node} at {where}"
             )
@@ -76,14 +58,6 @@ def _flat_plan(space: spaces.Space[Any], path: tuple[Any, ...] = ()) -> _Plan:
 
     visit(space, path, 0)
     return plan
-
-
-def _flat_obs_shape(obs_shape: Shape) -> tuple[int]:
-    """flat_obs's shape rule: ``(total number of flat elements,)``."""
-    size = _flat_size(obs_shape, "the observation")
-    if size == 0:
-        raise ShapeRuleError(f"flat_obs needs an observation with at least one element; got shape {obs_shape!r}")
-    return (size,)
 
 
 @register_wrapper("flat_obs")
@@ -103,29 +77,26 @@ class FlatObsWrapper(DingObservationWrapper):
         ((7,), 2, (1,))
     """
 
-    def __init__(self, env: gym.Env[Any, Any]) -> None:
-        super().__init__(env)
-        self._declare_spaces()
-        self._plan = _flat_plan(env.observation_space)
-        self._size = int(self.observation_space.shape[0])  # type: ignore[index]
-
     @staticmethod
-    def new_shape(obs_shape: Shape, act_shape: Shape, rew_shape: Shape) -> ShapeTriple:
-        return _flat_obs_shape(obs_shape), act_shape, rew_shape
-
-    @staticmethod
-    def new_space(
+    def space_rule(
         obs_space: spaces.Space[Any], act_space: spaces.Space[Any], rew_space: spaces.Space[Any]
     ) -> SpaceTriple:
-        _flat_plan(obs_space)  # rejects unsupported leaves, naming their path
-        shape = _flat_obs_shape(space_to_shape(obs_space))
+        plan = _flat_plan(obs_space)  # rejects unsupported leaves, naming their path
+        if not plan or plan[-1][3] == 0:
+            raise ShapeRuleError(
+                f"flat_obs needs an observation with at least one element; got {describe_space(obs_space)}"
+            )
         bounds = spaces.flatten_space(obs_space)
         if not isinstance(bounds, spaces.Box):
-            raise TypeError(f"flat_obs cannot flatten {obs_space} into a Box")
+            raise SpaceKindError(f"flat_obs cannot flatten {obs_space} into a Box")
         with np.errstate(over="ignore"):
-            low = np.asarray(bounds.low, dtype=np.float32).reshape(shape)
-            high = np.asarray(bounds.high, dtype=np.float32).reshape(shape)
+            low = np.asarray(bounds.low, dtype=np.float32)
+            high = np.asarray(bounds.high, dtype=np.float32)
         return spaces.Box(low, high, dtype=np.float32), act_space, rew_space
+
+    def _setup(self) -> None:
+        self._plan = _flat_plan(self.env.observation_space)
+        self._size = int(self.observation_space.shape[0])  # type: ignore[index]
 
     def observation(self, obs: Any) -> np.ndarray:
         out = np.empty(self._size, dtype=np.float32)
@@ -145,21 +116,6 @@ class FlatObsWrapper(DingObservationWrapper):
         return out
 
 
-def _flat_leaf_shape(shape: Shape, where: str) -> Shape:
-    """The shape rule of flatten_observation: every Box leaf under ``shape`` becomes ``(size,)``."""
-    if is_flat_shape(shape):
-        return (int(np.prod(shape, dtype=np.int64)),)  # type: ignore[arg-type]
-    if isinstance(shape, Mapping):
-        return {key: _flat_leaf_shape(sub, f"{where}.{key}") for key, sub in shape.items()}
-    if isinstance(shape, tuple):
-        return tuple(_flat_leaf_shape(sub, f"{where}.{i}") for i, sub in enumerate(shape))
-    kind = "a Discrete" if isinstance(shape, (int, np.integer)) else "a MultiDiscrete"
-    raise TypeError(
-        f"flatten_observation needs Box (or MultiBinary) leaves; got {kind} shape {shape!r} at {where}; "
-        "select Box fields with `fields`, or use flat_obs to one-hot encode discrete leaves"
-    )
-
-
 def _flat_leaf_space(space: spaces.Space[Any], where: str) -> spaces.Space[Any]:
     """flatten_observation's space rule: Box/MultiBinary leaves reshaped to 1-D, dtype and bounds kept."""
     if isinstance(space, spaces.Dict):
@@ -167,13 +123,11 @@ def _flat_leaf_space(space: spaces.Space[Any], where: str) -> spaces.Space[Any]:
     if isinstance(space, spaces.Tuple):
         return spaces.Tuple(tuple(_flat_leaf_space(sub, f"{where}.{i}") for i, sub in enumerate(space.spaces)))
     if isinstance(space, spaces.Box):
-        shape = _flat_leaf_shape(space.shape, where)
-        return spaces.Box(space.low.reshape(shape), space.high.reshape(shape), dtype=space.dtype)  # type: ignore[arg-type]
+        return spaces.Box(space.low.reshape(-1), space.high.reshape(-1), dtype=space.dtype)  # type: ignore[arg-type]
     if isinstance(space, spaces.MultiBinary):
-        (size,) = _flat_leaf_shape(space.shape, where)  # type: ignore[misc]
-        return spaces.MultiBinary(int(size))
-    raise TypeError(
-        f"flatten_observation needs Box (or MultiBinary) leaves; got {space} at {where}; "
+        return spaces.MultiBinary(int(np.prod(space.shape, dtype=np.int64)))
+    raise SpaceKindError(
+        f"flatten_observation needs Box (or MultiBinary) leaves; got {describe_space(space)} at {where}; "
         "select Box fields with `fields`, or use flat_obs to one-hot encode discrete leaves"
     )
 
@@ -190,8 +144,6 @@ def _map_each_field(tree: Any, fields: Fields, rule: Callable[[Any, str], Any]) 
     """Apply ``rule(node, where)`` at each field path (or at the root), naming the path in errors."""
     if fields is None:
         return rule(tree, "the observation")
-    if isinstance(fields, str):
-        raise TypeError(f"fields must be a list of 'a.b.c' paths or None, got the string {fields!r}")
     for path in fields:
 
         def at_path(node: Any, where: str = path) -> Any:
@@ -216,18 +168,13 @@ class FlattenObservationWrapper(DingObservationWrapper):
         Dict('img': Box(0, 255, (48,), uint8), 'v': Box(-1.0, 1.0, (2,), float32))
     """
 
-    def __init__(self, env: gym.Env[Any, Any], fields: Fields = None) -> None:
-        super().__init__(env)
-        self.fields = fields
-        self._declare_spaces(fields=fields)
-
     @staticmethod
-    def new_shape(obs_shape: Shape, act_shape: Shape, rew_shape: Shape, fields: Fields = None) -> ShapeTriple:
-        return _map_each_field(obs_shape, fields, _flat_leaf_shape), act_shape, rew_shape
-
-    @staticmethod
-    def new_space(
-        obs_space: spaces.Space[Any], act_space: spaces.Space[Any], rew_space: spaces.Space[Any], fields: Fields = None
+    def space_rule(
+        obs_space: spaces.Space[Any],
+        act_space: spaces.Space[Any],
+        rew_space: spaces.Space[Any],
+        *,
+        fields: Fields = None,
     ) -> SpaceTriple:
         return _map_each_field(obs_space, fields, _flat_leaf_space), act_space, rew_space
 

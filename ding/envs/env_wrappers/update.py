@@ -8,17 +8,16 @@ pair, or a ``{'type': name, 'kwargs': {...}}`` config dict; a preset name
 from __future__ import annotations
 
 import dataclasses
-import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import gymnasium as gym
 from gymnasium import spaces
 
-from ding.envs.env_wrappers.base import WRAPPER_REGISTRY, DingWrapper, ShapeTriple, aliased_argument
+from ding.envs.env_wrappers.base import WRAPPER_REGISTRY, DingWrapper, ShapeTriple
 from ding.envs.env_wrappers.presets import PRESETS, preset_chain
 from ding.envs.spaces import DEFAULT_REWARD_SPACE, EnvSpaces, Shape
-from ding.errors import ConfigError, DingError, ShapeRuleError, did_you_mean
+from ding.errors import ConfigError, DingError, ShapeRuleError, UnknownNameError
 
 WrapperItem = str | tuple[str, Mapping[str, Any]] | Mapping[str, Any]
 WrapperChain = str | Sequence[WrapperItem] | None
@@ -38,40 +37,6 @@ class WrapperStep:
     def __str__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.kwargs.items())
         return f"{self.name}({args})"
-
-
-def wrapper_parameters(cls: type[DingWrapper]) -> dict[str, inspect.Parameter]:
-    """The keyword parameters of a wrapper's ``__init__`` (everything after ``env``), argument aliases left out."""
-    params = list(inspect.signature(cls.__init__).parameters.values())[2:]
-    skip = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
-    return {p.name: p for p in params if p.kind not in skip and p.name not in cls.argument_aliases}
-
-
-def bind_wrapper_kwargs(name: str, cls: type[DingWrapper], kwargs: Mapping[str, Any]) -> dict[str, Any]:
-    """Check ``kwargs`` against the wrapper's ``__init__`` and return them with defaults filled in.
-
-    An argument alias (:attr:`DingWrapper.argument_aliases`) is renamed to its argument.
-    """
-    params = wrapper_parameters(cls)
-    kwargs = dict(kwargs)
-    for alias, argument in cls.argument_aliases.items():
-        if alias in kwargs:
-            kwargs[argument] = aliased_argument(name, argument, kwargs.get(argument), alias, kwargs.pop(alias))
-    for key in kwargs:
-        if key not in params:
-            raise ConfigError(
-                f"wrapper {name!r} got unknown argument {key!r}; accepted: "
-                f"{', '.join(params) or '(none)'}.{did_you_mean(key, params)}"
-            )
-    bound: dict[str, Any] = {}
-    for pname, param in params.items():
-        if pname in kwargs:
-            bound[pname] = kwargs[pname]
-        elif param.default is inspect.Parameter.empty:
-            raise ConfigError(f"wrapper {name!r} needs argument {pname!r}; accepted: {', '.join(params)}")
-        else:
-            bound[pname] = param.default
-    return bound
 
 
 def _split_item(item: WrapperItem) -> tuple[str, Mapping[str, Any]]:
@@ -114,9 +79,15 @@ def resolve_wrappers(chain: WrapperChain, *, train: bool = True) -> list[Wrapper
     steps = []
     for item in items:
         given, kwargs = _split_item(item)
+        if given in PRESETS and given not in WRAPPER_REGISTRY:
+            raise UnknownNameError(
+                f"unknown wrapper {given!r}: {given!r} is a preset, a whole chain, so it cannot be one item of a "
+                f"list; give it alone as the chain (env_wrapper={given!r}) or list the wrappers of "
+                f"preset_chain({given!r}) instead"
+            )
         name = WRAPPER_REGISTRY.canonical(given)
         cls = WRAPPER_REGISTRY.get(name)
-        steps.append(WrapperStep(name, cls, bind_wrapper_kwargs(name, cls, kwargs)))
+        steps.append(WrapperStep(name, cls, cls.bind_arguments((), kwargs)))
     return steps
 
 
@@ -125,7 +96,7 @@ def _step_error(index: int, step: WrapperStep, err: Exception) -> ShapeRuleError
 
 
 def update_shape(obs_shape: Shape, act_shape: Shape, rew_shape: Shape, wrapper_names: WrapperChain) -> ShapeTriple:
-    """Compose the wrappers' static ``new_shape`` declarations in order.
+    """Compose the wrappers' space rules in order, on DI-engine-style shapes (each wrapper's ``new_shape``).
 
     Errors are never swallowed: an unknown name raises :class:`~ding.errors.UnknownNameError`,
     a rule that cannot apply raises :class:`~ding.errors.ShapeRuleError` naming the step.
@@ -136,12 +107,9 @@ def update_shape(obs_shape: Shape, act_shape: Shape, rew_shape: Shape, wrapper_n
     shapes: ShapeTriple = (obs_shape, act_shape, rew_shape)
     for index, step in enumerate(resolve_wrappers(wrapper_names)):
         try:
-            new = step.cls.new_shape(*shapes, **step.kwargs)  # type: ignore[attr-defined]
-        except DingError as err:
+            shapes = step.cls.new_shape(*shapes, **step.kwargs)
+        except (DingError, TypeError, ValueError, KeyError, IndexError) as err:
             raise _step_error(index, step, err) from err
-        except (TypeError, ValueError, KeyError, IndexError) as err:
-            raise _step_error(index, step, err) from err
-        shapes = (new[0], new[1], new[2])
     return shapes
 
 

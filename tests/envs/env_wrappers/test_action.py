@@ -63,9 +63,11 @@ def test_clip_clips_each_dimension_to_its_bounds() -> None:
 
 
 def test_clip_rejects_discrete_and_multibinary() -> None:
-    with pytest.raises(ShapeRuleError, match=r"continuous_action_clip needs a continuous \(Box\).*got action shape 3"):
+    with pytest.raises(ShapeRuleError, match=r"continuous_action_clip needs a continuous \(Box\).*got Discrete\(3\)"):
         ContinuousActionClipWrapper(RecordingEnv(spaces.Discrete(3)))
-    with pytest.raises(TypeError, match="continuous_action_clip needs a Box action space, got MultiBinary"):
+    with pytest.raises(
+        TypeError, match=r"continuous_action_clip needs a continuous \(Box\) action space; got MultiBinary\(2\)"
+    ):
         ContinuousActionClipWrapper(RecordingEnv(spaces.MultiBinary(2)))
 
 
@@ -96,7 +98,7 @@ def test_normalized_on_pendulum() -> None:
 
 
 def test_normalized_errors() -> None:
-    with pytest.raises(ShapeRuleError, match=r"normalized_action needs a continuous \(Box\).*3 \(Discrete\)"):
+    with pytest.raises(ShapeRuleError, match=r"normalized_action needs a continuous \(Box\).*got Discrete\(3\)"):
         NormalizedActionWrapper(RecordingEnv(spaces.Discrete(3)))
     with pytest.raises(ShapeRuleError, match=r"normalized_action needs finite action bounds; got low=\[-inf, 0.0\]"):
         NormalizedActionWrapper(RecordingEnv(_box([-np.inf, 0.0], [1.0, np.inf])))
@@ -133,9 +135,9 @@ def test_discrete_single_dimension_and_higher_rank() -> None:
 
 def test_discrete_errors() -> None:
     box = _box([-1.0], [1.0])
-    with pytest.raises(ConfigError, match=r"discrete_action bins must be >= 2.*got 1"):
+    with pytest.raises(ConfigError, match=r"discrete_action: bins must be an int >= 2; got 1"):
         DiscreteActionWrapper(RecordingEnv(box), bins=1)
-    with pytest.raises(ShapeRuleError, match=r"step 0 discrete_action.*ConfigError: .*must be an int >= 2, got 2.5"):
+    with pytest.raises(ShapeRuleError, match=r"step 0 discrete_action.*ConfigError: .*must be an int >= 2; got 2.5"):
         update_space(spaces.Box(-1, 1, (2,)), box, None, [("discrete_action", {"bins": 2.5})])
     with pytest.raises(ShapeRuleError, match=r"discrete_action needs finite action bounds; got low=\[-inf\]"):
         DiscreteActionWrapper(RecordingEnv(_box([-np.inf], [1.0])))
@@ -184,7 +186,7 @@ def test_offset_spaces_ahead_of_time_and_errors() -> None:
     obs = spaces.Box(-1, 1, (3,))
     assert update_space(obs, spaces.Discrete(6, start=-3), None, ["action_offset"]).action == spaces.Discrete(6)
     with pytest.raises(
-        ShapeRuleError, match=r"action_offset needs a Discrete or MultiDiscrete.*got action shape \(2,\)"
+        ShapeRuleError, match=r"action_offset needs a Discrete or MultiDiscrete.*got Box\(0.0, 1.0, \(2,\), float32\)"
     ):
         ActionOffsetWrapper(RecordingEnv(_box([0.0, 0.0], [1.0, 1.0])))
 
@@ -236,12 +238,14 @@ def test_noise_restarts_each_episode_and_stays_in_bounds() -> None:
 
 def test_noise_errors() -> None:
     with pytest.raises(
-        ShapeRuleError, match=r"temporally_correlated_noise needs a continuous \(Box\).*got action shape 2"
+        ShapeRuleError, match=r"temporally_correlated_noise needs a continuous \(Box\).*got Discrete\(2\)"
     ):
         TemporallyCorrelatedNoiseWrapper(RecordingEnv(spaces.Discrete(2)))
-    with pytest.raises(ShapeRuleError, match=r"step 0 temporally_correlated_noise.*dt > 0; got theta=0.15, sigma=-1.0"):
+    with pytest.raises(
+        ShapeRuleError, match=r"step 0 temporally_correlated_noise.*sigma must be a finite number >= 0; got -1.0"
+    ):
         update_shape((3,), (1,), (1,), [("temporally_correlated_noise", {"sigma": -1.0})])
-    with pytest.raises(ConfigError, match=r"dt > 0; got .*dt=0"):
+    with pytest.raises(ConfigError, match=r"temporally_correlated_noise: dt must be a finite number > 0; got 0"):
         TemporallyCorrelatedNoiseWrapper(RecordingEnv(_box([0.0], [1.0])), dt=0)
     with pytest.raises(ConfigError, match=r"theta \* dt <= 1.*theta=20.0, dt=0.1"):
         TemporallyCorrelatedNoiseWrapper(RecordingEnv(_box([0.0], [1.0])), theta=20.0, dt=0.1)
@@ -287,7 +291,7 @@ def test_time_shift_copies_waiting_actions() -> None:
 
 
 def test_time_shift_errors() -> None:
-    with pytest.raises(ConfigError, match=r"time_shift shift must be an int >= 0, got -1"):
+    with pytest.raises(ConfigError, match=r"time_shift: shift must be an int >= 0; got -1"):
         TimeShiftWrapper(RecordingEnv(spaces.Discrete(2)), shift=-1)
     with pytest.raises(ShapeRuleError, match=r"wrapper chain step 0 time_shift.*got 1.5"):
         update_shape((3,), 2, (1,), [("time_shift", {"shift": 1.5})])

@@ -1,4 +1,4 @@
-"""Behaviour of the Atari-style wrappers: no-op starts, frame skipping, lives, FIRE, RAM."""
+"""Behaviour of the Atari-style wrappers: no-op starts, max over skipped frames, lives, FIRE, RAM."""
 
 from __future__ import annotations
 
@@ -11,10 +11,8 @@ from gymnasium import spaces
 
 from ding.envs.env_wrappers import update_shape, update_space
 from ding.envs.env_wrappers.atari import (
-    ActionRepeatWrapper,
     EpisodicLifeWrapper,
     FireResetWrapper,
-    FrameSkipWrapper,
     MaxAndSkipWrapper,
     NoopResetWrapper,
     RamWrapper,
@@ -23,59 +21,7 @@ from ding.envs.env_wrappers.atari import (
 from ding.envs.spaces import reward_space_of
 from ding.errors import ConfigError, ShapeRuleError
 from tests.envs.env_wrappers.catalogue import make_catalogue_env
-
-FRAME_SHAPE = (2, 3)
-
-
-class ScriptedEnv(gym.Env[Any, Any]):
-    """A deterministic env: step ``t`` (1-based) shows ``frames[t]`` and pays ``t`` (or ``(t, -t, 0.5)``).
-
-    ``frames[0]`` is the reset frame; without ``frames`` the frame at ``t`` is filled with ``t``.
-    Records every action it receives and counts resets.
-    """
-
-    def __init__(
-        self,
-        frames: list[np.ndarray] | None = None,
-        episode_len: int = 1000,
-        truncate_len: int | None = None,
-        vector_reward: bool = False,
-        report_lives: bool = True,
-    ) -> None:
-        self.frames = frames
-        self.episode_len = episode_len
-        self.truncate_len = truncate_len
-        self.vector_reward = vector_reward
-        self.report_lives = report_lives
-        self.observation_space = spaces.Box(0, 255, FRAME_SHAPE, np.uint8)
-        self.action_space = spaces.Discrete(4)
-        if vector_reward:
-            self.reward_space = spaces.Box(-np.inf, np.inf, (3,), np.float32)
-        self.actions: list[int] = []
-        self.resets = 0
-        self.t = 0
-
-    def _frame(self) -> np.ndarray:
-        if self.frames is not None:
-            return self.frames[self.t].copy()
-        return np.full(FRAME_SHAPE, self.t % 256, dtype=np.uint8)
-
-    def _info(self) -> dict[str, Any]:
-        return {"lives": 0} if self.report_lives else {}
-
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
-        super().reset(seed=seed)
-        self.t = 0
-        self.resets += 1
-        return self._frame(), self._info()
-
-    def step(self, action: int) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
-        self.actions.append(int(action))
-        self.t += 1
-        reward: Any = np.array([self.t, -self.t, 0.5], np.float32) if self.vector_reward else float(self.t)
-        terminated = self.t >= self.episode_len
-        truncated = self.truncate_len is not None and self.t >= self.truncate_len
-        return self._frame(), reward, terminated, truncated, self._info()
+from tests.envs.env_wrappers.scripted import FRAME_SHAPE, ScriptedEnv
 
 
 class MeaningsEnv(ScriptedEnv):
@@ -277,7 +223,10 @@ def test_max_and_skip_on_real_pong_matches_raw_frames() -> None:
 def test_max_and_skip_errors() -> None:
     with pytest.raises(ConfigError, match=r"max_and_skip: skip must be a positive int; got 0"):
         MaxAndSkipWrapper(ScriptedEnv(), skip=0)
-    with pytest.raises(ShapeRuleError, match=r"max_and_skip .*needs an array \(Box\) observation; got \{'a': \(3,\)\}"):
+    with pytest.raises(
+        ShapeRuleError,
+        match=r"max_and_skip .*needs an array \(Box\) observation; got observation shape \{'a': \(3,\)\}",
+    ):
         update_shape({"a": (3,)}, 4, (1,), ["max_and_skip"])
 
 
@@ -343,7 +292,9 @@ def test_episodic_life_errors() -> None:
     env = EpisodicLifeWrapper(ScriptedEnv(report_lives=False))
     with pytest.raises(ConfigError, match=r"episodic_life needs an ALE env or an env that reports info\['lives'\]"):
         env.reset()
-    with pytest.raises(ShapeRuleError, match=r"episodic_life .*Discrete action space; got action shape \(2,\)"):
+    with pytest.raises(
+        ShapeRuleError, match=r"episodic_life .*Discrete action space; got Box\(-2.0, 3.0, \(2,\), float32\)"
+    ):
         EpisodicLifeWrapper(make_catalogue_env("vector_box_action"))
 
 
@@ -482,99 +433,14 @@ def test_ram_shape_rule() -> None:
 
 
 def test_ram_errors() -> None:
-    with pytest.raises(ShapeRuleError, match=r"ram needs a RAM vector \(n,\) or an ALE image .*got \{'a': \(3,\)\}"):
+    with pytest.raises(
+        ShapeRuleError,
+        match=r"ram needs a Box observation: a RAM vector .*got observation shape \{'a': \(3,\)\}",
+    ):
         update_shape({"a": (3,)}, 4, (1,), ["ram"])
-    with pytest.raises(ShapeRuleError, match=r"ram needs .*got \(1, 2, 3, 4\)"):
+    with pytest.raises(ShapeRuleError, match=r"ram needs .*got observation shape \(1, 2, 3, 4\)"):
         update_shape((1, 2, 3, 4), 4, (1,), ["ram"])
     with pytest.raises(ConfigError, match=r"ram reads the RAM of an ALE env .*non-ALE env"):
         RamWrapper(make_catalogue_env("image_hwc"))
     with pytest.raises(TypeError, match=r"ram needs a Box observation"):
         RamWrapper.new_space(spaces.Discrete(3), spaces.Discrete(2), spaces.Box(-1, 1, (1,)))
-
-
-# ---------------------------------------------------------------------------------------------
-# frame_skip and action_repeat
-# ---------------------------------------------------------------------------------------------
-
-
-def test_frame_skip_returns_the_last_frame_and_the_reward_sum() -> None:
-    inner = ScriptedEnv()
-    env = FrameSkipWrapper(inner, skip=3)
-    env.reset()
-    obs, reward, terminated, _, _ = env.step(2)
-    assert np.all(obs == 3) and reward == 1 + 2 + 3 and not terminated
-    assert inner.actions == [2, 2, 2]
-
-
-def test_frame_skip_last_reward_only() -> None:
-    env = FrameSkipWrapper(ScriptedEnv(), skip=3, cumulative_reward=False)
-    env.reset()
-    env.step(0)
-    _, reward, *_ = env.step(0)
-    assert reward == 6.0
-    space = update_space(
-        spaces.Box(-1, 1, (4,)),
-        spaces.Discrete(2),
-        spaces.Box(-1.0, 1.0, (1,), np.float32),
-        [("frame_skip", {"skip": 3, "cumulative_reward": False})],
-    )
-    assert space.reward == spaces.Box(-1.0, 1.0, (1,), np.float32)
-
-
-def test_frame_skip_stops_early_and_sums_vector_rewards() -> None:
-    inner = ScriptedEnv(episode_len=4, vector_reward=True)
-    env = FrameSkipWrapper(inner, skip=3)
-    env.reset()
-    env.step(0)
-    obs, reward, terminated, _, _ = env.step(0)
-    assert terminated and np.all(obs == 4) and len(inner.actions) == 4
-    assert reward.dtype == np.float32 and np.array_equal(reward, [4.0, -4.0, 0.5])
-
-
-def test_frame_skip_reward_bounds() -> None:
-    out = update_space(
-        spaces.Box(-1, 1, (4,)),
-        spaces.Discrete(2),
-        spaces.Box(-1.0, 0.5, (1,), np.float32),
-        [("frame_skip", {"skip": 4})],
-    )
-    assert out.reward == spaces.Box(-4.0, 2.0, (1,), np.float32)
-    positive = update_space(
-        spaces.Box(-1, 1, (4,)),
-        spaces.Discrete(2),
-        spaces.Box(1.0, 2.0, (1,), np.float32),
-        [("frame_skip", {"skip": 4})],
-    )
-    assert positive.reward == spaces.Box(1.0, 8.0, (1,), np.float32), "one step may be all there is"
-
-
-def test_frame_skip_errors() -> None:
-    with pytest.raises(ConfigError, match=r"frame_skip: skip must be a positive int; got 0"):
-        FrameSkipWrapper(ScriptedEnv(), skip=0)
-    with pytest.raises(ShapeRuleError, match=r"frame_skip: skip must be a positive int; got True"):
-        update_shape((4,), 2, (1,), [("frame_skip", {"skip": True})])
-
-
-def test_action_repeat_default_is_one_step() -> None:
-    inner = ScriptedEnv()
-    env = ActionRepeatWrapper(inner)
-    env.reset()
-    obs, reward, *_ = env.step(1)
-    assert inner.actions == [1] and reward == 1.0 and np.all(obs == 1)
-
-
-def test_action_repeat_sums_and_stops_at_episode_end() -> None:
-    inner = ScriptedEnv(truncate_len=5)
-    env = ActionRepeatWrapper(inner, action_repeat=3)
-    env.reset()
-    obs, reward, _, truncated, _ = env.step(3)
-    assert reward == 6 and np.all(obs == 3) and not truncated
-    obs, reward, _, truncated, _ = env.step(3)
-    assert truncated and reward == 4 + 5 and np.all(obs == 5) and inner.actions == [3] * 5
-
-
-def test_action_repeat_errors() -> None:
-    with pytest.raises(ConfigError, match=r"action_repeat: action_repeat must be a positive int; got -1"):
-        ActionRepeatWrapper(ScriptedEnv(), action_repeat=-1)
-    with pytest.raises(ShapeRuleError, match=r"step 0 action_repeat\(action_repeat=0\).*got 0"):
-        update_shape((4,), 2, (1,), [("action_repeat", {"action_repeat": 0})])

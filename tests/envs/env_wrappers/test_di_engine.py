@@ -152,9 +152,9 @@ def test_documented_obs_transpose_and_ram_on_real_pong() -> None:
     obs, _ = ram.reset(seed=0)
     assert obs.shape == (128, 1, 1) and obs.dtype == np.float32
     np.testing.assert_array_equal(obs.reshape(-1), ram.unwrapped.ale.getRAM())  # type: ignore[attr-defined]
-    with pytest.raises(ConfigError, match=r"ram render must be a bool; got 'yes'"):
+    with pytest.raises(ConfigError, match=r"ram: render must be a bool; got 'yes'"):
         ew.RamWrapper(_pong(), render="yes")  # type: ignore[arg-type]
-    with pytest.raises(ShapeRuleError, match=r"step 0 ram\(render=1\): ConfigError: ram render must be a bool; got 1"):
+    with pytest.raises(ShapeRuleError, match=r"step 0 ram\(render=1\): ConfigError: ram: render must be a bool; got 1"):
         update_shape((128,), 6, (1,), [("RamWrapper", {"render": 1})])
     assert update_shape((128,), 6, (1,), [("RamWrapper", {"render": True})]) == ((128, 1, 1), 6, (1,))
 
@@ -306,8 +306,8 @@ def test_default_wrapper_configs_apply_to_a_real_env() -> None:
 def test_class_name_aliases_keep_their_first_meaning_and_need_a_registered_class() -> None:
     class FrameStackWrapper(ew.DingWrapper):  # a plug-in that happens to share a class name with ding's
         @staticmethod
-        def new_shape(obs_shape: Any, act_shape: Any, rew_shape: Any) -> Any:
-            return obs_shape, act_shape, rew_shape
+        def space_rule(obs_space: Any, act_space: Any, rew_space: Any) -> Any:
+            return obs_space, act_space, rew_space
 
     ew.register_wrapper("test_plugin_stack")(FrameStackWrapper)
     try:

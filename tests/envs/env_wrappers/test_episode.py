@@ -111,9 +111,14 @@ def test_time_limit_none_takes_the_spec_limit() -> None:
 
 @pytest.mark.parametrize("bad", [0, -3, 2.5, True])
 def test_time_limit_rejects_bad_limits(bad: Any) -> None:
-    with pytest.raises(ConfigError, match=rf"time_limit needs max_episode_steps to be an int >= 1.*got {bad!r}"):
+    with pytest.raises(
+        ConfigError, match=rf"time_limit: max_episode_steps must be a positive int or None; got {bad!r}"
+    ):
         TimeLimitWrapper(CounterEnv(), max_episode_steps=bad)
-    with pytest.raises(ShapeRuleError, match=r"step 0 time_limit\(max_episode_steps=.*\): ConfigError: .*>= 1"):
+    with pytest.raises(
+        ShapeRuleError,
+        match=r"step 0 time_limit\(max_episode_steps=.*\): ConfigError: .*must be a positive int or None",
+    ):
         update_shape((1,), 2, (1,), [("time_limit", {"max_episode_steps": bad})])
 
 
@@ -197,9 +202,9 @@ def test_random_first_episode_length_counts_ended_episodes() -> None:
 
 
 def test_random_first_episode_length_errors() -> None:
-    with pytest.raises(ConfigError, match=r"max_first_episode_length to be an int >= 1 \(or None\); got 0"):
+    with pytest.raises(ConfigError, match=r"max_first_episode_length must be a positive int or None; got 0"):
         RandomFirstEpisodeLengthWrapper(CounterEnv(), max_first_episode_length=0)
-    with pytest.raises(ConfigError, match=r"num_episodes to be an int >= 1; got 0"):
+    with pytest.raises(ConfigError, match=r"num_episodes must be a positive int; got 0"):
         RandomFirstEpisodeLengthWrapper(CounterEnv(), max_first_episode_length=3, num_episodes=0)
     with pytest.raises(ConfigError, match=r"max_first_episode_length=None .* declares none"):
         RandomFirstEpisodeLengthWrapper(CounterEnv())
@@ -242,5 +247,5 @@ def test_record_episode_statistics_vector_rewards() -> None:
 
 
 def test_record_episode_statistics_rejects_an_empty_queue() -> None:
-    with pytest.raises(ConfigError, match=r"record_episode_statistics needs deque_size to be an int >= 1; got 0"):
+    with pytest.raises(ConfigError, match=r"record_episode_statistics: deque_size must be a positive int; got 0"):
         RecordEpisodeStatisticsWrapper(CounterEnv(), deque_size=0)

@@ -63,7 +63,9 @@ def test_frame_stack_repeats_bounds_and_keeps_dtype() -> None:
     assert out[0] == spaces.Box(np.tile(low, (3, 1)), 5.0, dtype=np.float64)
     with pytest.raises(ConfigError, match="frame_stack: n_frames must be a positive int; got 0"):
         FrameStackWrapper(_counter_env(), n_frames=0)
-    with pytest.raises(ShapeRuleError, match=r"frame_stack needs an array \(Box\) observation.*got 6"):
+    with pytest.raises(
+        ShapeRuleError, match=r"frame_stack needs an array \(Box\) observation; got observation shape 6 \(Discrete\)"
+    ):
         update_shape(6, 2, (1,), ["frame_stack"])
-    with pytest.raises(ShapeRuleError, match=r"got \{'image': \(48, 64, 3\)\}.*fields=\[\.\.\.\]"):
+    with pytest.raises(ShapeRuleError, match=r"got observation shape \{'image': \(48, 64, 3\)\}.*fields=\[\.\.\.\]"):
         update_shape({"image": (48, 64, 3)}, 2, (1,), ["frame_stack"])

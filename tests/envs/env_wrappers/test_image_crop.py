@@ -49,7 +49,7 @@ def test_frame_crop_rectangle_outside_the_frame() -> None:
         FrameCropWrapper(make_catalogue_env("image_gray"), top=-1)
     with pytest.raises(ShapeRuleError, match=r"top=48.*outside the 48x64 frame"):
         FrameCropWrapper(make_catalogue_env("image_gray"), top=48)
-    with pytest.raises(ConfigError, match=r"frame_crop: height must be a positive int; got 0"):
+    with pytest.raises(ConfigError, match=r"frame_crop: height must be a positive int or None; got 0"):
         FrameCropWrapper(make_catalogue_env("image_gray"), height=0)
     with pytest.raises(ConfigError, match=r"frame_crop: left must be an int; got '3'"):
         FrameCropWrapper(make_catalogue_env("image_gray"), left="3")  # type: ignore[arg-type]

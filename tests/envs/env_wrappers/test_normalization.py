@@ -211,12 +211,14 @@ def test_obs_norm_fields_normalize_only_the_named_entries() -> None:
 
 def test_obs_norm_rule_errors() -> None:
     with pytest.raises(
-        ShapeRuleError, match=r"obs_norm needs a Box observation \(a tuple shape\); got \{'image'.*fields="
+        ShapeRuleError, match=r"obs_norm needs Box observations; got observation shape \{'image'.*fields="
     ):
         update_shape({"image": (4, 4), "pos": (3,)}, 2, (1,), ["obs_norm"])
-    with pytest.raises(ShapeRuleError, match=r"wrapper chain step 0 obs_norm.*needs a Box observation.*got 6"):
+    with pytest.raises(
+        ShapeRuleError, match=r"wrapper chain step 0 obs_norm.*needs Box observations; got observation shape 6"
+    ):
         update_shape(6, 2, (1,), ["obs_norm"])
-    with pytest.raises(ShapeRuleError, match=r"obs_norm needs Box observations at fields \['a'\]; got 3"):
+    with pytest.raises(ShapeRuleError, match=r"obs_norm needs Box observations; got observation shape 3 \(Discrete\)"):
         update_shape({"a": 3}, 2, (1,), [("obs_norm", {"fields": ["a"]})])
     with pytest.raises(FieldPathError, match="no key 'pos' at depth 1"):
         ObsNormWrapper.new_shape({"state": {"p": (3,)}}, 2, (1,), fields=["state.pos"])
@@ -225,12 +227,13 @@ def test_obs_norm_rule_errors() -> None:
     with pytest.raises(ConfigError, match=r"obs_norm clip_range needs low < high; got \(1.0, -1.0\)"):
         ObsNormWrapper(CartPoleEnv(), clip_range=(1.0, -1.0))
     with pytest.raises(
-        ShapeRuleError, match=r"ConfigError: obs_norm clip_range must be a \(low, high\) pair or None; got 5.0"
+        ShapeRuleError,
+        match=r"ConfigError: obs_norm: clip_range must be a \(low, high\) pair of numbers or None; got 5.0",
     ):
         update_shape((4,), 2, (1,), [("obs_norm", {"clip_range": 5.0})])
-    with pytest.raises(ConfigError, match="obs_norm needs an integer warmup >= 0; got -1"):
+    with pytest.raises(ConfigError, match="obs_norm: warmup must be an int >= 0; got -1"):
         ObsNormWrapper(CartPoleEnv(), warmup=-1)
-    with pytest.raises(ConfigError, match=r"obs_norm needs epsilon >= 0; got -0\.1"):
+    with pytest.raises(ConfigError, match=r"obs_norm: epsilon must be a finite number >= 0; got -0\.1"):
         ObsNormWrapper(CartPoleEnv(), epsilon=-0.1)
 
 
@@ -291,11 +294,11 @@ def test_static_obs_norm_errors() -> None:
         StaticObsNormWrapper(CartPoleEnv(), mean=0.0, std=[1.0, 0.0, 1.0, 1.0])
     with pytest.raises(ConfigError, match="static_obs_norm mean must be a number or a list of numbers; got 'zero'"):
         StaticObsNormWrapper(CartPoleEnv(), mean="zero", std=1.0)
-    with pytest.raises(ConfigError, match=r"static_obs_norm clip_range needs low < high; got \(2, 2\)"):
+    with pytest.raises(ConfigError, match=r"static_obs_norm clip_range needs low < high; got \(2.0, 2.0\)"):
         StaticObsNormWrapper(CartPoleEnv(), mean=0.0, std=1.0, clip_range=(2, 2))
     with pytest.raises(ConfigError, match="wrapper 'static_obs_norm' needs argument 'mean'"):
         update_shape((4,), 2, (1,), [("static_obs_norm", {"std": 1.0})])
-    with pytest.raises(ShapeRuleError, match=r"static_obs_norm needs a Box observation.*got 5"):
+    with pytest.raises(ShapeRuleError, match=r"static_obs_norm needs Box observations; got observation shape 5"):
         update_shape(5, 2, (1,), [("static_obs_norm", {"mean": 0.0, "std": 1.0})])
 
 
@@ -354,15 +357,15 @@ def test_reward_norm_vector_rewards_per_entry() -> None:
 
 
 def test_reward_norm_errors() -> None:
-    with pytest.raises(ConfigError, match=r"reward_norm needs 0 <= reward_discount <= 1; got 1.5"):
+    with pytest.raises(ConfigError, match=r"reward_norm: reward_discount must be a number in \[0, 1\]; got 1.5"):
         RewardNormWrapper(CartPoleEnv(), reward_discount=1.5)
-    with pytest.raises(ShapeRuleError, match=r"ConfigError: reward_norm needs an integer warmup >= 0; got 2\.5"):
+    with pytest.raises(ShapeRuleError, match=r"ConfigError: reward_norm: warmup must be an int >= 0; got 2\.5"):
         update_shape((4,), 2, (1,), [("reward_norm", {"warmup": 2.5})])
     with pytest.raises(
         ShapeRuleError, match=r"reward_norm needs a Box reward of shape \(1,\) or \(k,\); got reward shape 3"
     ):
         update_shape((4,), 2, 3, ["reward_norm"])
-    with pytest.raises(TypeError, match=r"reward_norm needs a Box reward space; got Discrete\(3\)"):
+    with pytest.raises(TypeError, match=r"reward_norm needs a Box reward of shape \(1,\) or \(k,\); got Discrete\(3\)"):
         RewardNormWrapper.new_space(spaces.Box(-1, 1, (4,)), spaces.Discrete(2), spaces.Discrete(3))
 
 

@@ -105,7 +105,7 @@ def test_flat_obs_errors() -> None:
         ShapeRuleError, match=r"flat_obs needs an observation with at least one element; got shape \{\}"
     ):
         update_shape({}, 2, (1,), ["flat_obs"])
-    with pytest.raises(ShapeRuleError, match=r"flat_obs cannot interpret 'x' at the observation\.a as a shape"):
+    with pytest.raises(ShapeRuleError, match=r"flat_obs\(\): TypeError: cannot interpret 'x' as a shape"):
         update_shape({"a": "x"}, 2, (1,), ["flat_obs"])
 
 
@@ -177,9 +177,12 @@ def test_flatten_observation_errors() -> None:
         FlattenObservationWrapper(CatalogueEnv(with_discrete, spaces.Discrete(2)), fields=["mode"])
     with pytest.raises(TypeError, match=r"got Discrete\(3\) at the observation\.mode.*use flat_obs"):
         FlattenObservationWrapper(CatalogueEnv(with_discrete, spaces.Discrete(2)))
-    with pytest.raises(ShapeRuleError, match=r"flatten_observation.*got a MultiDiscrete shape \[2, 3\] at field 'k'"):
+    with pytest.raises(ShapeRuleError, match=r"flatten_observation.*got shape \[2, 3\] \(MultiDiscrete\) at field 'k'"):
         update_shape({"k": [2, 3]}, 2, (1,), [("flatten_observation", {"fields": ["k"]})])
-    with pytest.raises(ShapeRuleError, match=r"fields must be a list of 'a.b.c' paths or None, got the string 'image'"):
+    with pytest.raises(
+        ShapeRuleError,
+        match=r"fields must be a list of 'a.b.c' paths, none repeated or inside another, or None; got 'image'",
+    ):
         update_shape({"image": (2, 2)}, 2, (1,), [("flatten_observation", {"fields": "image"})])
     selected = FlattenObservationWrapper(CatalogueEnv(with_discrete, spaces.Discrete(2)), fields=["x"])
     assert selected.observation_space == spaces.Dict({"mode": spaces.Discrete(3), "x": spaces.Box(0, 1, (4,))})

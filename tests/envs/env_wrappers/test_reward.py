@@ -101,7 +101,7 @@ def test_clip_reward_errors() -> None:
         ShapeRuleError, match=r"clip_reward needs a Box reward of shape \(1,\) or \(k,\); got reward shape 4"
     ):
         update_shape((4,), 2, 4, ["clip_reward"])
-    with pytest.raises(TypeError, match=r"clip_reward needs a Box reward space; got Discrete\(2\)"):
+    with pytest.raises(TypeError, match=r"clip_reward needs a Box reward of shape \(1,\) or \(k,\); got Discrete\(2\)"):
         ClipRewardWrapper.new_space(spaces.Box(0, 1, (2,)), spaces.Discrete(2), spaces.Discrete(2))
 
 
@@ -146,7 +146,7 @@ def test_delay_reward_vector_rewards_and_bounds() -> None:
 
 @pytest.mark.parametrize("bad", [-2, 2.5, True])
 def test_delay_reward_rejects_bad_steps(bad: Any) -> None:
-    with pytest.raises(ConfigError, match=rf"delay_reward needs .*delay_reward_step >= 0; got {bad}"):
+    with pytest.raises(ConfigError, match=rf"delay_reward: delay_reward_step must be an int >= 0; got {bad}"):
         DelayRewardWrapper(CartPoleEnv(), delay_reward_step=bad)
 
 
@@ -200,9 +200,11 @@ def test_scalar_reward_errors() -> None:
         ScalarRewardWrapper(CartPoleEnv())
     with pytest.raises(ShapeRuleError, match=r"step 0 scalar_reward\(weights=None\).*needs a vector reward"):
         update_shape((4,), 2, (1,), ["scalar_reward"])
-    with pytest.raises(ConfigError, match=r"scalar_reward weights must be a list of numbers; got \['a', 'b', 'c'\]"):
+    with pytest.raises(
+        ConfigError, match=r"scalar_reward: weights must be a list of numbers or None; got \['a', 'b', 'c'\]"
+    ):
         ScalarRewardWrapper(vector_env, weights=["a", "b", "c"])  # type: ignore[list-item]
-    with pytest.raises(ConfigError, match=r"scalar_reward weights must be a flat list of finite numbers"):
+    with pytest.raises(ConfigError, match=r"scalar_reward: weights must be a list of numbers or None; got \[\[1.0"):
         ScalarRewardWrapper(vector_env, weights=[[1.0, 2.0, 3.0]])  # type: ignore[list-item]
 
 
@@ -248,7 +250,9 @@ def test_reward_in_obs_shape_rule_and_errors() -> None:
     assert update_shape((84, 84), 6, (1,), ["reward_in_obs"]) == ({"obs": (84, 84), "reward": (1,)}, 6, (1,))
     with pytest.raises(ShapeRuleError, match=r"reward_in_obs needs a Box reward of shape \(1,\) or \(k,\); got .* 5"):
         update_shape((4,), 2, 5, ["reward_in_obs"])
-    with pytest.raises(TypeError, match=r"reward_in_obs needs a Box reward space; got Discrete\(2\)"):
+    with pytest.raises(
+        TypeError, match=r"reward_in_obs needs a Box reward of shape \(1,\) or \(k,\); got Discrete\(2\)"
+    ):
         RewardInObsWrapper.new_space(spaces.Box(0, 1, (2,)), spaces.Discrete(2), spaces.Discrete(2))
 
 

@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from typing import Any
 
-import numpy as np
 import pytest
-from gymnasium import spaces
 
 from ding.envs.env_wrappers import WRAPPER_REGISTRY, apply_wrappers, update_shape, update_space
 from ding.envs.spaces import EnvSpaces, reward_space_of
 from tests.envs.env_wrappers import catalogue
 from tests.envs.env_wrappers.catalogue import ALE_CATALOGUE, ShapeCase, make_catalogue_env
+from tests.envs.env_wrappers.checks import assert_matches_space, assert_reward_matches
 
 
 def _load_cases() -> list[ShapeCase]:
@@ -33,39 +31,15 @@ def _load_cases() -> list[ShapeCase]:
 ALL_CASES = _load_cases()
 
 
-def assert_matches_space(value: Any, space: spaces.Space[Any], what: str) -> None:
-    """Leaf-wise: exact shape and dtype, and inside the space's bounds."""
-    if isinstance(space, spaces.Dict):
-        assert isinstance(value, dict) and set(value) == set(space.spaces), f"{what}: keys {set(value)}"
-        for key, sub in space.spaces.items():
-            assert_matches_space(value[key], sub, f"{what}.{key}")
-        return
-    if isinstance(space, spaces.Tuple):
-        assert len(value) == len(space.spaces), what
-        for i, sub in enumerate(space.spaces):
-            assert_matches_space(value[i], sub, f"{what}.{i}")
-        return
-    arr = np.asarray(value)
-    assert arr.shape == space.shape, f"{what}: shape {arr.shape} != declared {space.shape}"
-    assert arr.dtype == space.dtype, f"{what}: dtype {arr.dtype} != declared {space.dtype}"
-    assert space.contains(arr), f"{what}: value outside declared {space}"
-
-
-def assert_reward_matches(reward: Any, space: spaces.Space[Any], what: str) -> None:
-    arr = np.asarray(reward, dtype=np.float32)
-    assert arr.size == int(np.prod(space.shape)), f"{what}: reward {arr.shape} does not fit declared {space.shape}"
-    assert space.contains(arr.reshape(space.shape).astype(space.dtype)), f"{what}: reward {arr} outside {space}"
-
-
 def test_every_registered_wrapper_is_proven() -> None:
     covered = {case.wrapper for case in ALL_CASES}
     missing = sorted(set(WRAPPER_REGISTRY) - covered)
     assert not missing, f"registered wrappers without a shape-proof case: {missing}"
 
 
-def test_every_wrapper_declares_its_own_static_new_shape() -> None:
+def test_every_wrapper_declares_its_own_static_space_rule() -> None:
     for name, cls in WRAPPER_REGISTRY.items():
-        assert isinstance(cls.__dict__.get("new_shape"), staticmethod), name
+        assert isinstance(cls.__dict__.get("space_rule"), staticmethod), name
 
 
 @pytest.mark.parametrize("case", ALL_CASES, ids=str)

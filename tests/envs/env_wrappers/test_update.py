@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -17,7 +19,6 @@ from ding.envs.env_wrappers import (
     update_shape,
     update_space,
 )
-from ding.envs.env_wrappers.update import wrapper_parameters
 from ding.envs.spaces import reward_space_of
 from ding.errors import ConfigError, ShapeRuleError, UnknownNameError
 
@@ -60,8 +61,8 @@ def test_rule_errors_name_the_step_and_are_not_swallowed() -> None:
         update_shape((5,), 2, (1,), ["eval_episode_return", "warp_frame"])
 
 
-def test_wrapper_without_new_shape_cannot_register() -> None:
-    with pytest.raises(TypeError, match="must declare its own static new_shape"):
+def test_wrapper_without_space_rule_cannot_register() -> None:
+    with pytest.raises(TypeError, match="must declare its own static space_rule"):
 
         @register_wrapper("test_no_rule")
         class NoRule(DingWrapper):
@@ -71,26 +72,30 @@ def test_wrapper_without_new_shape_cannot_register() -> None:
 
     class Parent(DingWrapper):
         @staticmethod
-        def new_shape(obs_shape, act_shape, rew_shape):  # type: ignore[no-untyped-def]
-            return obs_shape, act_shape, rew_shape
+        def space_rule(obs_space, act_space, rew_space):  # type: ignore[no-untyped-def]
+            return obs_space, act_space, rew_space
 
-    with pytest.raises(TypeError, match="must declare its own static new_shape"):
+    with pytest.raises(TypeError, match="must declare its own static space_rule"):
         register_wrapper("test_inherited_rule")(type("Child", (Parent,), {}))
+    with pytest.raises(TypeError, match=r"space_rule must take \(obs_space, act_space, rew_space, \*, <keyword"):
+
+        class Positional(DingWrapper):
+            @staticmethod
+            def space_rule(obs_space, act_space, rew_space, n=1):  # type: ignore[no-untyped-def]
+                return obs_space, act_space, rew_space
 
 
-def test_new_shape_defaults_agree_with_init_defaults() -> None:
-    import inspect
-
+def test_each_wrapper_signature_is_its_rule_keyword_parameters() -> None:
     for name, cls in WRAPPER_REGISTRY.items():
-        init = wrapper_parameters(cls)
-        for rule_name in ("new_shape", "new_space"):
-            rule = inspect.signature(getattr(cls, rule_name)).parameters
-            for pname, param in rule.items():
-                if pname in init and param.default is not inspect.Parameter.empty:
-                    assert param.default == init[pname].default, f"{name}.{rule_name}({pname}) default differs"
-        shape_params = set(inspect.signature(cls.new_shape).parameters)
-        has_var = any(p.kind == p.VAR_KEYWORD for p in inspect.signature(cls.new_shape).parameters.values())
-        assert has_var or set(init) <= shape_params, f"{name}.new_shape does not take {set(init) - shape_params}"
+        rule = inspect.signature(cls.space_rule).parameters
+        declared = [(p.name, p.default) for p in list(rule.values())[3:]]
+        params = list(inspect.signature(cls).parameters.values())
+        assert params[0].name == "env", name
+        positional = [(p.name, p.default) for p in params[1:] if p.kind == p.POSITIONAL_OR_KEYWORD]
+        assert positional == declared, name
+        aliases = [p.name for p in params[1:] if p.kind == p.KEYWORD_ONLY]
+        assert aliases == list(cls.argument_aliases), name
+        assert list(cls.parameters) == [n for n, _ in declared], name
 
 
 def test_presets_differ_between_train_and_eval() -> None:
