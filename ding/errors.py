@@ -34,6 +34,13 @@ class ShapeRuleError(DingError, ValueError):
     """A wrapper's shape rule cannot be applied to the shapes or spaces it was given."""
 
 
+class SpaceKindError(ShapeRuleError, TypeError):
+    """A wrapper's rule met a kind of space it does not take (a Discrete where it needs a Box, say).
+
+    A :class:`ShapeRuleError` (the rule cannot apply) and a ``TypeError`` (a wrong type of space).
+    """
+
+
 class FieldPathError(DingError, ValueError):
     """A nested ``"a.b.c"`` field path does not exist in an observation or space."""
 

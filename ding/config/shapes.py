@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from ding.envs.spaces import EnvSpaces, Shape, space_to_shape
+from ding.envs.spaces import EnvSpaces, Shape, is_flat_shape, space_to_shape
 from ding.errors import ConfigError
 
 SHAPE_KEYS = ("obs_shape", "action_shape")
@@ -30,8 +30,8 @@ def model_shape(space: spaces.Space[Any]) -> Shape:
     [3, 4]
     """
     shape = space_to_shape(space)
-    if isinstance(shape, tuple) and len(shape) == 1 and isinstance(shape[0], int):
-        return shape[0]
+    if isinstance(shape, tuple) and is_flat_shape(shape) and len(shape) == 1:  # a Box (n,), not a Tuple of one space
+        return int(shape[0])
     return shape
 
 

@@ -16,6 +16,7 @@ from gymnasium import spaces
 
 from ding.envs.env_wrappers.arguments import PositiveInt
 from ding.envs.env_wrappers.base import DingObservationWrapper, DingWrapper, SpaceTriple, register_wrapper
+from ding.envs.env_wrappers.episode import EpisodeReturn
 from ding.envs.env_wrappers.repeat import StepResult, repeat_action, summed_rewards
 from ding.envs.env_wrappers.reward import RewardSum
 from ding.envs.env_wrappers.rule import SpaceKindError, describe_space
@@ -180,7 +181,10 @@ class EpisodicLifeWrapper(DingWrapper):
     """Make the loss of a life end the episode, but only restart the game when it is really over; shapes unchanged.
 
     ``step`` returns ``terminated=True`` when a life is lost and adds ``info['real_done']`` (True
-    only when the game itself ended or was truncated). ``reset`` after a lost life does not restart
+    only when the game itself ended or was truncated). So that every episode end reports a return, a
+    step that ends the episode at a lost life also carries ``info['eval_episode_return']``: the game's
+    return so far (the rewards this wrapper has seen since the game started); the game's real end
+    keeps the value the wrapper inside reports. ``reset`` after a lost life does not restart
     the game: it takes one no-op step (action 0) and carries on from there — unless that step ends
     the game, or a ``seed`` is passed, which both restart it. Needs a Discrete action space.
 
@@ -205,13 +209,17 @@ class EpisodicLifeWrapper(DingWrapper):
         self._counter = _LifeCounter(self.env, "episodic_life")
         self._lives = 0
         self._real_done = True
+        self._game_return = EpisodeReturn(self.reward_space)
 
     def step(self, action: Any) -> StepResult:
         obs, reward, terminated, truncated, info = self.env.step(action)
+        self._game_return.add(reward)
         self._real_done = bool(terminated or truncated)
         lives = self._counter.read(info)
         if 0 < lives < self._lives:
             terminated = True
+            if not self._real_done and "eval_episode_return" not in info:
+                info["eval_episode_return"] = self._game_return.value()
         self._lives = lives
         info["real_done"] = self._real_done
         return obs, reward, terminated, truncated, info
@@ -219,10 +227,13 @@ class EpisodicLifeWrapper(DingWrapper):
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
         if self._real_done or kwargs.get("seed") is not None:
             obs, info = self.env.reset(**kwargs)
+            self._game_return.clear()
         else:
-            obs, _, terminated, truncated, info = self.env.step(0)
+            obs, reward, terminated, truncated, info = self.env.step(0)
+            self._game_return.add(reward)
             if terminated or truncated:
                 obs, info = self.env.reset(**kwargs)
+                self._game_return.clear()
         self._real_done = False
         self._lives = self._counter.read(info)
         return obs, info

@@ -40,6 +40,22 @@ def _reward_shape(space: gym.Space[Any]) -> tuple[int, ...]:
     return tuple(space.shape) if space.shape is not None else (1,)
 
 
+class EpisodeReturn:
+    """A running return in ``info['eval_episode_return']``'s form: a float32 array of the reward space's shape."""
+
+    def __init__(self, reward_space: gym.Space[Any]) -> None:
+        self._total: np.ndarray = np.zeros(_reward_shape(reward_space), dtype=np.float32)
+
+    def add(self, reward: Any) -> None:
+        self._total += np.asarray(reward, dtype=np.float32).reshape(self._total.shape)
+
+    def value(self) -> np.ndarray:
+        return self._total.copy()
+
+    def clear(self) -> None:
+        self._total.fill(0.0)
+
+
 @register_wrapper("eval_episode_return")
 class EvalEpisodeReturnWrapper(DingWrapper):
     """Accumulate the reward and report it as ``info['eval_episode_return']`` when an episode ends.
@@ -65,17 +81,17 @@ class EvalEpisodeReturnWrapper(DingWrapper):
         return obs_space, act_space, rew_space
 
     def _setup(self) -> None:
-        self._return: np.ndarray = np.zeros(_reward_shape(self.reward_space), dtype=np.float32)
+        self._return = EpisodeReturn(self.reward_space)
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
-        self._return.fill(0.0)
+        self._return.clear()
         return self.env.reset(**kwargs)
 
     def step(self, action: Any) -> StepResult:
         obs, reward, terminated, truncated, info = self.env.step(action)
-        self._return += np.asarray(reward, dtype=np.float32).reshape(self._return.shape)
+        self._return.add(reward)
         if terminated or truncated:
-            info = {**info, "eval_episode_return": self._return.copy()}
+            info = {**info, "eval_episode_return": self._return.value()}
         return obs, reward, terminated, truncated, info
 
 

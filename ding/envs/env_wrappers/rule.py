@@ -12,15 +12,7 @@ from typing import Any
 from gymnasium import spaces
 
 from ding.envs.spaces import is_placeholder, space_to_shape
-from ding.errors import ShapeRuleError
-
-
-class SpaceKindError(ShapeRuleError, TypeError):
-    """A wrapper's rule met a kind of space it does not take (a Discrete where it needs a Box, say).
-
-    A :class:`~ding.errors.ShapeRuleError` (the rule cannot apply) and a ``TypeError`` (a wrong type of space).
-    """
-
+from ding.errors import SpaceKindError
 
 _KINDS = (
     (spaces.Box, "Box"),

@@ -288,6 +288,27 @@ def test_episodic_life_on_real_breakout() -> None:
     env.close()
 
 
+def test_every_episode_end_reports_the_game_return_so_far_and_the_game_end_keeps_the_inner_value() -> None:
+    from ding.envs.env_wrappers.episode import EvalEpisodeReturnWrapper
+
+    env = EpisodicLifeWrapper(EvalEpisodeReturnWrapper(make_ale("SpaceInvaders")))
+    env.reset(seed=3)
+    env.action_space.seed(3)
+    game_return, reports = 0.0, []
+    while True:
+        _, reward, terminated, truncated, info = env.step(env.action_space.sample())
+        game_return += float(reward)
+        if terminated or truncated:
+            reports.append((info["real_done"], float(info["eval_episode_return"][0]), game_return))
+            if info["real_done"]:
+                break
+            env.reset()  # continues the game with a no-op step (no reward while a life restarts)
+    assert len(reports) == 3 and [real for real, _, _ in reports] == [False] * 2 + [True]
+    assert all(reported == expected for _, reported, expected in reports), reports
+    assert reports[-1][2] > 0, "a random Space Invaders game scores"
+    env.close()
+
+
 def test_episodic_life_errors() -> None:
     env = EpisodicLifeWrapper(ScriptedEnv(report_lives=False))
     with pytest.raises(ConfigError, match=r"episodic_life needs an ALE env or an env that reports info\['lives'\]"):
