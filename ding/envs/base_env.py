@@ -85,6 +85,19 @@ class BaseEnv(ABC):
         return EasyDict(deep_merge_dicts(cls.default_config(), cfg or {}, strict=cls.declares_config(), path="env"))
 
     @classmethod
+    def config_of_call(cls, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        """The config ``cls(*args, **kwargs)`` is built with, when the arguments tell it; else None.
+
+        By default the one argument is the config (``cls(cfg)`` or ``cls(cfg=cfg)``); subclasses whose
+        constructors take more override this, so a manager knows the spaces of ``partial(cls, ...)``.
+        """
+        if not args and set(kwargs) <= {"cfg"}:
+            return kwargs.get("cfg") or {}
+        if len(args) == 1 and not kwargs:
+            return args[0] or {}
+        return None
+
+    @classmethod
     def declares_spaces(cls) -> bool:
         """True when the class states its spaces without being built (it defines ``raw_spaces``)."""
         return cls.raw_spaces.__func__ is not BaseEnv.raw_spaces.__func__  # type: ignore[attr-defined]

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import copy
-import functools
+import inspect
 import pickle
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import gymnasium as gym
+import numpy as np
 from easydict import EasyDict
 
 from ding.envs.base_env import BaseEnv
@@ -30,13 +31,42 @@ DI_ENGINE_ONLY_KEYS = {
 """Keys of DI-engine's ``DingEnvWrapper`` config that ding expresses as wrappers, with what to write instead."""
 
 
-@functools.lru_cache(maxsize=64)
-def _probe_registered_spaces(env_id: str, kwargs_items: tuple[tuple[str, Any], ...]) -> EnvSpaces:
-    env = make_env(env_id, **dict(kwargs_items))
+_REGISTERED_SPACES: dict[Any, EnvSpaces] = {}
+
+
+def _frozen(value: Any) -> Any:
+    """A hashable stand-in for ``value`` (lists, dicts and arrays of env kwargs included) to key a cache with."""
+    if isinstance(value, Mapping):
+        return ("dict", tuple(sorted((str(k), _frozen(v)) for k, v in value.items())))
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, tuple(_frozen(v) for v in value))
+    if isinstance(value, np.ndarray):
+        return ("ndarray", value.dtype.str, value.shape, value.tobytes())
     try:
-        return EnvSpaces(env.observation_space, env.action_space, reward_space_of(env))
-    finally:
-        env.close()
+        hash(value)
+    except TypeError:
+        return ("repr", type(value).__qualname__, repr(value))
+    return value
+
+
+def _probe_registered_spaces(env_id: str, kwargs: Mapping[str, Any]) -> EnvSpaces:
+    """The spaces of ``gymnasium.make(env_id, **kwargs)``: made once per id and kwargs, never reset, then cached."""
+    key = (env_id, _frozen(kwargs))
+    if key not in _REGISTERED_SPACES:
+        env = make_env(env_id, **dict(kwargs))
+        try:
+            _REGISTERED_SPACES[key] = EnvSpaces(env.observation_space, env.action_space, reward_space_of(env))
+        finally:
+            env.close()
+    return _REGISTERED_SPACES[key]
+
+
+def _caller_config(cfg: Mapping[str, Any] | None, caller: str) -> dict[str, Any]:
+    """``cfg`` as the ``caller`` builds its env: an evaluator's env is not a training env unless ``cfg`` says so."""
+    out = dict(cfg or {})
+    if caller == "evaluator":
+        out.setdefault("is_train", False)
+    return out
 
 
 @ENV_REGISTRY.register("ding_env_wrapper")
@@ -83,9 +113,7 @@ class DingEnvWrapper(BaseEnv):
             raise ValueError(f"caller must be one of {CALLERS}, got {caller!r}")
         if not isinstance(is_gymnasium, bool):
             raise TypeError(f"is_gymnasium must be a bool, got {type(is_gymnasium).__name__} {is_gymnasium!r}")
-        cfg = dict(cfg or {})
-        if caller == "evaluator":
-            cfg.setdefault("is_train", False)
+        cfg = _caller_config(cfg, caller)
         self._env_arg = env
         self._caller = caller
         self._is_gymnasium = is_gymnasium
@@ -107,6 +135,18 @@ class DingEnvWrapper(BaseEnv):
         self._closed = False
         if self._replay_path:
             self.enable_save_replay(self._replay_path)
+
+    @classmethod
+    def config_of_call(cls, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        """The config of ``cls(*args, **kwargs)`` (an evaluator's has ``is_train=False``); None when an env is given."""
+        try:
+            bound = inspect.signature(cls.__init__).bind(None, *args, **kwargs).arguments
+        except TypeError:
+            return None  # the call itself would fail; the manager learns that when it builds the env
+        if bound.get("env") is not None:
+            return None  # an env instance: its spaces are the instance's
+        caller = bound.get("caller", "collector")
+        return _caller_config(bound.get("cfg"), caller) if caller in CALLERS else None
 
     @classmethod
     def merge_config(cls, cfg: Mapping[str, Any] | None) -> EasyDict:
@@ -134,7 +174,7 @@ class DingEnvWrapper(BaseEnv):
         if not env_id:
             raise EnvSpecError("DingEnvWrapper spaces need cfg.env_id (or an env instance)")
         try:
-            return _probe_registered_spaces(str(env_id), tuple(sorted(dict(cfg.get("env_kwargs") or {}).items())))
+            return _probe_registered_spaces(str(env_id), dict(cfg.get("env_kwargs") or {}))
         except gym.error.Error as err:
             raise EnvSpecError(f"cannot make env_id {env_id!r}: {err}") from err
 

@@ -300,3 +300,17 @@ def test_enable_save_replay_defaults_to_video_dir(tmp_path: Any, monkeypatch: py
     run_episode(env)
     env.reset()
     assert os.listdir(tmp_path / "video") == ["replay-episode-0000.mp4"]
+
+
+def test_env_kwargs_may_hold_lists_and_dicts() -> None:
+    """Issue F9: the cached probe of a registered id keys its cache with unhashable kwargs too."""
+    desc = ["SFFF", "FHFH", "FFFH", "HFFG"]
+    env = DingEnvWrapper(cfg={"env_id": "FrozenLake-v1", "env_kwargs": {"desc": desc, "is_slippery": False}})
+    assert env.observation_space.n == 16 and env.action_space.n == 4
+    env.seed(0)
+    env.reset()
+    assert env.step(2).done is False  # right, from the start: a frozen tile
+    env.close()
+    other = DingEnvWrapper(cfg={"env_id": "FrozenLake-v1", "env_kwargs": {"desc": ["SF", "HG"]}})
+    assert other.observation_space.n == 4, "a different desc is a different cache entry"
+    other.close()

@@ -16,10 +16,11 @@ EnvFn = Callable[[], Any]
 def declared_spaces(env_fn: EnvFn) -> EnvSpaces | None:
     """The spaces an env constructor will produce, if they can be known without calling it.
 
-    Recognised: ``functools.partial(SomeBaseEnv, cfg)`` / ``partial(SomeBaseEnv, cfg=cfg)`` (the
-    class's ``spaces_from_config``), a ``BaseEnv`` subclass itself (its default config), and any
-    callable carrying an ``env_spaces`` attribute (an :class:`EnvSpaces`). A ``BaseEnv`` subclass
-    that does not declare its spaces (DI-engine's style) gives None.
+    Recognised: ``functools.partial(SomeBaseEnv, ...)`` whose arguments tell the config
+    (``BaseEnv.config_of_call``: ``cfg``, and for ``DingEnvWrapper`` also ``caller``), a ``BaseEnv``
+    subclass itself (its default config), and any callable carrying an ``env_spaces`` attribute (an
+    :class:`EnvSpaces`). A ``BaseEnv`` subclass that does not declare its spaces (DI-engine's style)
+    gives None.
     """
     spaces = getattr(env_fn, "env_spaces", None)
     if isinstance(spaces, EnvSpaces):
@@ -28,10 +29,8 @@ def declared_spaces(env_fn: EnvFn) -> EnvSpaces | None:
     if cls is None or not issubclass(cls, BaseEnv) or not cls.declares_spaces():
         return None
     if isinstance(env_fn, functools.partial):
-        cfg = env_fn.keywords.get("cfg", env_fn.args[0] if env_fn.args else None)
-        if "env" in env_fn.keywords or (len(env_fn.args) > 1):
-            return None  # an env instance is passed in: its spaces are the instance's
-        return cls.spaces_from_config(cfg or {})
+        cfg = cls.config_of_call(env_fn.args, env_fn.keywords)
+        return None if cfg is None else cls.spaces_from_config(cfg)
     return cls.spaces_from_config({})
 
 
