@@ -148,3 +148,25 @@ def test_bad_config_values_are_named() -> None:
     with pytest.raises(ValueError, match=r"action of shape \(2,\) does not fit"):
         env.step(np.zeros(2))
     env.close()
+
+
+def test_fork_workers_render_after_this_process_rendered() -> None:
+    """Issue F7: Mesa's rasterizer threads do not survive a fork; headless GL keeps rendering on the caller."""
+    from functools import partial
+
+    from ding.envs.env_manager import create_env_manager
+
+    cfg = {"domain_name": "cartpole", "task_name": "swingup", "from_pixels": True, "height": 48, "width": 48}
+    parent = DMCEnv(cfg)
+    parent.reset()  # renders here, before the workers are forked
+    parent.close()
+    manager = create_env_manager(
+        {"type": "subprocess", "context": "fork", "reset_timeout": 30.0, "step_timeout": 30.0},
+        [partial(DMCEnv, cfg=cfg) for _ in range(2)],
+    )
+    try:
+        manager.launch()
+        timesteps = manager.step({i: manager.action_space.sample() for i in range(2)})
+        assert all(ts.obs.shape == (3, 48, 48) for ts in timesteps.values())
+    finally:
+        manager.close()

@@ -151,6 +151,17 @@ def test_gl_backend_is_set_when_unset_and_kept_when_set(monkeypatch: pytest.Monk
     assert chosen in ("egl", "osmesa") and os.environ["MUJOCO_GL"] == os.environ["PYOPENGL_PLATFORM"] == chosen
 
 
+def test_software_rendering_stays_on_the_calling_thread_unless_the_user_says_otherwise(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("LP_NUM_THREADS", raising=False)
+    use_headless_gl()
+    assert os.environ["LP_NUM_THREADS"] == "0", "llvmpipe's own threads would not survive a fork"
+    monkeypatch.setenv("LP_NUM_THREADS", "2")
+    use_headless_gl()
+    assert os.environ["LP_NUM_THREADS"] == "2"
+
+
 def test_env_module_renders_headless_without_mujoco_gl(tmp_path: pathlib.Path) -> None:
     script = (
         "import os\n"
