@@ -86,23 +86,28 @@ def run_window(contender: Contender, tape: ActionTape, seconds: float, cursor: i
     system_before = system_busy_seconds()
     children_before = sum(process_cpu_seconds(pid) for pid in pids)
     parent_before = time.process_time()
-    step = contender.step_batch
-    latencies: list[float] = []
-    steps = 0
-    start = last = time.perf_counter()
-    deadline = start + seconds
-    while last < deadline or len(latencies) < MIN_BATCHES:
-        index = cursor % size
-        steps += step(rows[index], arrays[index])
-        now = time.perf_counter()
-        latencies.append(now - last)
-        last = now
-        cursor += 1
+    timed = contender.timed_window(seconds, MIN_BATCHES, cursor)
+    if timed is not None:
+        steps, wall, latencies, cursor = timed
+    else:
+        step = contender.step_batch
+        latencies = []
+        steps = 0
+        start = last = time.perf_counter()
+        deadline = start + seconds
+        while last < deadline or len(latencies) < MIN_BATCHES:
+            index = cursor % size
+            steps += step(rows[index], arrays[index])
+            now = time.perf_counter()
+            latencies.append(now - last)
+            last = now
+            cursor += 1
+        wall = last - start
     parent = time.process_time() - parent_before
     cpu = parent + sum(process_cpu_seconds(pid) for pid in pids) - children_before
     system_after = system_busy_seconds()
-    background = max(0.0, (system_after - system_before - cpu) / (last - start))
-    return Window(steps, last - start, cpu, latencies, background, parent), cursor
+    background = max(0.0, (system_after - system_before - cpu) / wall)
+    return Window(steps, wall, cpu, latencies, background, parent), cursor
 
 
 def quiet_window(contender: Contender, tape: ActionTape, seconds: float, cursor: int) -> tuple[Window, int]:
@@ -122,11 +127,18 @@ def quiet_window(contender: Contender, tape: ActionTape, seconds: float, cursor:
 
 
 def measure_cell(
-    case: EnvCase, n: int, keys: list[str] | None, repeats: int, seconds: float, warmup: float
+    case: EnvCase,
+    n: int,
+    keys: list[str] | None,
+    repeats: int,
+    seconds: float,
+    warmup: float,
+    contenders: list[Contender] | None = None,
 ) -> dict[ResultKey, CellResult]:
-    """Build every contender for (env, N), warm them up, then run interleaved timed windows."""
-    tape = ActionTape.make(n)
-    contenders = make_contenders(case, n, keys)
+    """Build every contender for (env, N) (or the ``contenders`` given), warm them up, then run interleaved windows."""
+    tape = ActionTape.make(n, actions=case.actions)
+    if contenders is None:
+        contenders = make_contenders(case, n, keys)
     results = {(case.name, n, c.key): CellResult(c.key, case.name, n) for c in contenders}
     live: list[Contender] = []
     cursors: dict[str, int] = {}
@@ -182,7 +194,7 @@ def measure_lifecycle(
     case: EnvCase, n: int, keys: list[str] | None, repeats: int
 ) -> list[tuple[str, int, str, list[float], list[float], list[float], str]]:
     """Start-up, reset-all and close times of each contender (fresh builds, one at a time)."""
-    tape = ActionTape.make(n)
+    tape = ActionTape.make(n, actions=case.actions)
     out = []
     for template in make_contenders(case, n, keys):
         if template.key.endswith("_batch"):

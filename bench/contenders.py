@@ -29,13 +29,23 @@ TAPE_LENGTH = 4096
 
 
 @dataclasses.dataclass(frozen=True)
+class EnvpoolTask:
+    """The same env in envpool: its task id and ``envpool.make`` keyword arguments."""
+
+    task: str
+    kwargs: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass(frozen=True)
 class EnvCase:
-    """One env to benchmark: how to build its ding face and its gymnasium face."""
+    """One env to benchmark: how to build its ding face and its gymnasium face (and its envpool task, if any)."""
 
     name: str
     label: str
     ding_fn: Callable[[], Any]
     gym_fn: Callable[[], gym.Env[Any, Any]]
+    actions: int = 2
+    envpool: EnvpoolTask | None = None
 
 
 def synthetic_case(step_us: int, kind: str, reset_us: int = 0) -> EnvCase:
@@ -69,8 +79,8 @@ class ActionTape:
     arrays: list[np.ndarray]
 
     @classmethod
-    def make(cls, n: int, length: int = TAPE_LENGTH) -> ActionTape:
-        table = np.random.default_rng(ACTION_SEED).integers(0, 2, (length, n), dtype=np.int64)
+    def make(cls, n: int, length: int = TAPE_LENGTH, actions: int = 2) -> ActionTape:
+        table = np.random.default_rng(ACTION_SEED).integers(0, actions, (length, n), dtype=np.int64)
         return cls([[int(a) for a in row] for row in table], [row.copy() for row in table])
 
 
@@ -104,6 +114,12 @@ class Contender(ABC):
     def child_pids(self) -> list[int]:
         """Worker processes whose CPU time belongs to this contender."""
         return []
+
+    def timed_window(self, seconds: float, min_batches: int, cursor: int) -> tuple[int, float, list[float], int] | None:
+        """A contender that times its windows itself (in its own process) runs one here: it returns the env steps
+        delivered, the wall seconds, each batch's latency and the next cursor. None: the benchmark times
+        :meth:`step_batch` calls."""
+        return None
 
     def end_window(self) -> None:
         """Check bookkeeping after a timed window (contenders record anomalies here)."""
@@ -297,6 +313,10 @@ def make_contenders(case: EnvCase, n: int, keys: list[str] | None = None) -> lis
             key = f"ray{suffix}_k"
             found.append(DingRay(case, n, key, CONTENDER_LABELS[key], cfg))
             found.append(DingRayBatch(case, n, f"{key}_batch", CONTENDER_LABELS[f"{key}_batch"], cfg))
+    if case.envpool is not None:
+        from bench.peer_envpool import EnvpoolContender
+
+        found += [EnvpoolContender(case, n, asynchronous=False), EnvpoolContender(case, n, asynchronous=True)]
     return [c for c in found if keys is None or c.key in keys]
 
 
@@ -320,6 +340,8 @@ CONTENDER_LABELS: dict[str, str] = {
     "ray_zmq_k_batch": "ding ray (zmq transport), k=N/2 envs/actor, step_batch()",
     "ray_shm_k": "ding ray (shm transport), k=N/2 envs/actor",
     "ray_shm_k_batch": "ding ray (shm transport), k=N/2 envs/actor, step_batch()",
+    "envpool_sync": "envpool 1.2.5 sync (own venv and process)",
+    "envpool_async": "envpool 1.2.5 async, 2N envs, batches of N (own venv and process)",
 }
 
 ABSENT_PACKAGES = {

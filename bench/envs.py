@@ -2,14 +2,13 @@
 
 The cost is spent in a busy loop (CPU work, not sleep), so it models simulator compute. Observations
 are deterministic: they come from a fixed bank of frames, indexed by the episode seed and the
-actions taken. Both faces share one simulator core and return identical observations (float32, as
-ding's conventions expose them), so contenders driving either face do the same work.
+actions taken. Both faces share one simulator core and return identical observations (of the declared
+dtype: float32 vectors, uint8 images), so contenders driving either face do the same work.
 
 Config keys (``SyntheticEnv.config``):
 
 - ``step_cost_us`` / ``reset_cost_us``: microseconds of busy CPU work per step / per reset.
-- ``obs_kind``: ``"vector4"`` (4 float32) or ``"image"`` (4x84x84, declared uint8; ding exposes it as
-  float32 like every Box observation).
+- ``obs_kind``: ``"vector4"`` (4 float32) or ``"image"`` (4x84x84 uint8).
 - ``episode_len``: steps per episode; the last one is ``truncated`` (a time limit, never ``terminated``).
 - ``hang_at_step``: ``None``, or k: the env's k-th ``step`` call since construction never returns
   (for hung-worker tests; use it only in a subprocess manager with a ``step_timeout``).
@@ -118,8 +117,8 @@ class SyntheticCore:
         self.episode = 0
 
     def observation(self) -> np.ndarray:
-        """A fresh float32 array of the current frame."""
-        return self.bank[self.position % BANK_SIZE].astype(np.float32)
+        """A fresh array (a copy, of the declared dtype) of the current frame."""
+        return self.bank[self.position % BANK_SIZE].copy()
 
     def reset(self, seed: int | None) -> np.ndarray:
         """Start an episode: a given seed fixes the first frame; without one the episodes go on cycling."""
@@ -182,13 +181,13 @@ class SyntheticEnv(BaseEnv):
 class GymSyntheticEnv(gym.Env[np.ndarray, int]):
     """The same simulator as a gymnasium env, for gymnasium's vector envs.
 
-    Its observations equal the ding face's (float32), so both move the same bytes.
+    Its observations equal the ding face's, so both move the same bytes.
 
     Example:
         >>> env = GymSyntheticEnv({'obs_kind': 'image'})
         >>> obs, info = env.reset(seed=3)
         >>> obs.shape, obs.dtype, env.observation_space.contains(obs)
-        ((4, 84, 84), dtype('float32'), True)
+        ((4, 84, 84), dtype('uint8'), True)
     """
 
     def __init__(self, cfg: Mapping[str, Any] | None = None) -> None:

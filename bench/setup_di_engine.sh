@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# Create bench/.venv-di-engine: a separate environment with DI-engine 0.5.3, for bench/bench_training.py.
+# Create bench/.venv-di-engine: a separate environment with DI-engine 0.5.3, for bench/bench_training.py (CartPole
+# DQN) and bench/bench_memory.py (Pong DQN).
 #
 # DI-engine's package is also named `ding`, so it must never share an environment with this project.
-# Only what its CartPole DQN serial pipeline needs to import and run is installed (DI-engine pins many more
-# packages, e.g. wandb and matplotlib, that this pipeline never imports). torch is the same release as in the
+# Only what its CartPole and Pong DQN serial pipelines need to import and run is installed (DI-engine pins many
+# more packages, e.g. wandb and matplotlib, that these pipelines never import). torch is the same release as in the
 # project's venv. DI-engine 0.5.3 uses gym 0.25.1, which breaks on numpy 2, so numpy stays below 2 here.
+# Its Atari envs need ale-py 0.8.1 (the last release gym 0.25 can make envs from) and OpenCV; ale-py 0.8 ships no
+# ROMs, so the ROMs of ale-py 0.12.1 (the project's release, which bundles them) are downloaded and imported with
+# ale-py 0.8's own `ale-import-roms`.
 #
 # Usage (from anywhere): bash bench/setup_di_engine.sh [VENV_DIR]
 set -euo pipefail
@@ -46,7 +50,23 @@ pip=("$venv/bin/python" -m pip install --quiet)
     trueskill \
     mpire \
     pynng \
-    redis
+    redis \
+    "ale-py==0.8.1" \
+    "opencv-python-headless<4.11"
+
+# ROMs for ale-py 0.8.1: those inside the ale-py 0.12.1 wheel, imported (checksums checked) by ale-import-roms.
+roms="$(mktemp -d)"
+"$venv/bin/python" -m pip download --quiet --no-deps --only-binary=:all: --dest "$roms" "ale-py==0.12.1"
+"$venv/bin/python" -c "
+import glob, sys, zipfile
+wheel = glob.glob(sys.argv[1] + '/ale_py-0.12.1-*.whl')[0]
+with zipfile.ZipFile(wheel) as archive:
+    for name in archive.namelist():
+        if name.startswith('ale_py/roms/') and name.endswith('.bin'):
+            archive.extract(name, sys.argv[1])
+" "$roms"
+"$venv/bin/ale-import-roms" "$roms/ale_py/roms" > /dev/null
+rm -rf "$roms"
 
 # Import check from a neutral directory, so that no other `ding` can shadow DI-engine's.
 cd "$(mktemp -d)"
@@ -54,5 +74,10 @@ cd "$(mktemp -d)"
 import importlib.metadata as md
 from ding.entry import serial_pipeline
 import dizoo.classic_control.cartpole.config.cartpole_dqn_config
-print('DI-engine', md.version('DI-engine'), 'ready in $venv')
+import dizoo.atari.config.serial.pong.pong_dqn_config
+import gym
+env = gym.make('PongNoFrameskip-v4')
+env.reset()
+env.close()
+print('DI-engine', md.version('DI-engine'), 'with ale-py', md.version('ale-py'), 'ready in $venv')
 "

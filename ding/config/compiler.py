@@ -14,7 +14,7 @@ from easydict import EasyDict
 from ding.config.experiment import DEFAULT_EXP_NAME, experiment_name, renewed_name
 from ding.config.keywords import resolve_call
 from ding.config.sections import TOP_LEVEL_KEYS, ComponentName, check_top_level, resolve_components
-from ding.config.shapes import SHAPE_KEYS, fill_model_shapes
+from ding.config.shapes import MODEL_SPEC_KEYS, SHAPE_KEYS, fill_model_shapes
 from ding.config.writer import save_config
 from ding.envs.base_env import BaseEnv
 from ding.envs.env_manager.config import manager_default_config
@@ -76,9 +76,11 @@ def compile_config(
       it** (for modes that only need the env).
     - ``policy.model.obs_shape`` and ``action_shape``, when missing or None, are filled from the
       spaces the env declares after its wrapper chain (``obs_shape=4`` for a 1-D observation; see
-      :mod:`ding.config.shapes`); a given shape that disagrees is a ``ConfigError``. An env class
-      that declares no spaces (DI-engine's style) is built once in a child process to read them
-      (:func:`ding.envs.probe.spec_trace_of`), and only when a shape is missing.
+      :mod:`ding.config.shapes`), and so are the model's input keys ``obs_dtype`` and ``obs_range``
+      (``'uint8'`` and ``[0, 255]`` for frames, which the model scales to [0, 1]); a given value that
+      disagrees is a ``ConfigError``. An env class that declares no spaces (DI-engine's style) is built
+      once in a child process to read them (:func:`ding.envs.probe.spec_trace_of`), and only when a
+      shape is missing (with both shapes given, its input keys stay as given).
     - ``seed`` and ``exp_name`` override the config's (defaults: 0 and ``'default_experiment'``).
       In DI-engine's form ``exp_name`` defaults to the experiment directory's name,
       ``<exp_name>_seed<seed>`` (:func:`ding.config.experiment.experiment_name`).
@@ -252,7 +254,7 @@ def _policy_defaults(policy_type: str) -> dict[str, Any]:
     defaults = copy.deepcopy(dict(defaults))
     model = defaults.setdefault("model", {})
     if isinstance(model, Mapping) and model:
-        defaults["model"] = {**{key: None for key in SHAPE_KEYS}, **model}
+        defaults["model"] = {**{key: None for key in MODEL_SPEC_KEYS}, **model}
     return defaults
 
 

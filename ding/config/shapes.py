@@ -1,9 +1,14 @@
-"""Model shapes from env spaces: fill ``policy.model.obs_shape`` / ``action_shape`` and check hand-typed ones.
+"""Model shapes and input from env spaces: fill ``policy.model``'s spec keys and check hand-typed ones.
 
 The shapes follow DI-engine's model configs: a 1-D observation or Box action of size ``n`` is the
 int ``n`` (``obs_shape=4`` for CartPole); ``Discrete(n)`` is ``n``; ``MultiDiscrete`` is a list of
 ints; a multi-dimensional Box is a tuple such as ``(4, 84, 84)``; ``Dict`` and ``Tuple`` spaces
 give a dict or tuple of shapes.
+
+The input keys tell the model what values arrive (:mod:`ding.model.obs_input`): ``obs_dtype`` is the
+observation's dtype name (``'uint8'`` for Atari frames, ``'float32'`` for CartPole) and ``obs_range`` the
+``[low, high]`` an integer observation lies in (``[0, 255]`` for frames), which the model scales to
+``[0, 1]``; float observations have ``obs_range`` None. Dict and Tuple observations give them per entry.
 """
 
 from __future__ import annotations
@@ -19,6 +24,9 @@ from ding.envs.spaces import EnvSpaces, Shape, is_flat_shape, space_to_shape
 from ding.errors import ConfigError
 
 SHAPE_KEYS = ("obs_shape", "action_shape")
+INPUT_KEYS = ("obs_dtype", "obs_range")
+MODEL_SPEC_KEYS = (*SHAPE_KEYS, *INPUT_KEYS)
+"""Every ``policy.model`` key filled from the env's spaces."""
 
 
 def model_shape(space: spaces.Space[Any]) -> Shape:
@@ -33,6 +41,61 @@ def model_shape(space: spaces.Space[Any]) -> Shape:
     if isinstance(shape, tuple) and is_flat_shape(shape) and len(shape) == 1:  # a Box (n,), not a Tuple of one space
         return int(shape[0])
     return shape
+
+
+def model_input(space: spaces.Space[Any]) -> tuple[Any, Any]:
+    """The ``obs_dtype`` and ``obs_range`` a model config gives for observations of ``space``.
+
+    >>> model_input(spaces.Box(0, 255, (4, 84, 84), np.uint8))
+    ('uint8', [0, 255])
+    >>> model_input(spaces.Box(-1, 1, (3,), np.float64)), model_input(spaces.Discrete(3, start=1))
+    (('float64', None), ('int64', [1, 3]))
+    >>> model_input(spaces.Dict({'frame': spaces.Box(0, 255, (2, 2), np.uint8), 'speed': spaces.Box(0, 1, (1,))}))
+    ({'frame': 'uint8', 'speed': 'float32'}, {'frame': [0, 255], 'speed': None})
+    """
+    if isinstance(space, spaces.Dict):
+        items = {key: model_input(sub) for key, sub in space.spaces.items()}
+        return {key: dtype for key, (dtype, _) in items.items()}, {key: bounds for key, (_, bounds) in items.items()}
+    if isinstance(space, spaces.Tuple):
+        parts = [model_input(sub) for sub in space.spaces]
+        return tuple(dtype for dtype, _ in parts), tuple(bounds for _, bounds in parts)
+    dtype = np.dtype(space.dtype) if space.dtype is not None else None
+    if dtype is None or dtype.kind not in "biu":
+        return (dtype.name if dtype is not None else None), None
+    if isinstance(space, spaces.Discrete):
+        return dtype.name, [int(space.start), int(space.start + space.n - 1)]
+    if isinstance(space, spaces.MultiDiscrete):
+        return dtype.name, [int(np.min(space.start)), int(np.max(space.start + space.nvec - 1))]
+    if isinstance(space, spaces.MultiBinary) or dtype.kind == "b":
+        return dtype.name, [0, 1]
+    low, high = getattr(space, "low", None), getattr(space, "high", None)
+    if low is None or high is None:
+        return dtype.name, None
+    return dtype.name, [int(np.min(low)), int(np.max(high))]
+
+
+def same_input(given: Any, expected: Any) -> bool:
+    """Whether a hand-typed ``obs_dtype`` / ``obs_range`` means ``expected`` (dtype names, lists and tuples alike).
+
+    >>> same_input('uint8', 'uint8'), same_input((0.0, 255.0), [0, 255]), same_input('float32', 'uint8')
+    (True, True, False)
+    """
+    return bool(_input_normalized(given) == _input_normalized(expected))
+
+
+def _input_normalized(value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, Mapping):
+        return {key: _input_normalized(sub) for key, sub in value.items()}
+    if isinstance(value, (list, tuple)) and all(isinstance(v, (int, float, np.number)) for v in value):
+        return ("range", *(float(v) for v in value))
+    if isinstance(value, (list, tuple)):
+        return tuple(_input_normalized(sub) for sub in value)
+    try:
+        return np.dtype(value).name
+    except (TypeError, ValueError):
+        return ("not a dtype", repr(value))
 
 
 def same_shape(given: Any, expected: Any) -> bool:
@@ -58,20 +121,25 @@ def _normalized(shape: Any) -> Any:
 
 
 def fill_model_shapes(policy_cfg: Mapping[str, Any], env_spaces: EnvSpaces, env_type: str) -> dict[str, Any]:
-    """Return a copy of ``policy_cfg`` whose ``model`` has ``obs_shape`` and ``action_shape`` set from the env.
+    """Return a copy of ``policy_cfg`` whose ``model`` has every key of :data:`MODEL_SPEC_KEYS` set from the env.
 
-    Missing or ``None`` shapes are filled in; a given shape must agree with the env's, or
-    :class:`~ding.errors.ConfigError` names both.
+    Missing or ``None`` values are filled in (``obs_shape``, ``action_shape``, ``obs_dtype``, ``obs_range``);
+    a given one must agree with the env's, or :class:`~ding.errors.ConfigError` names both.
 
     Example:
         >>> env_spaces = EnvSpaces(spaces.Box(0, 1, (4,)), spaces.Discrete(2))
         >>> fill_model_shapes({'model': {'obs_shape': None}}, env_spaces, 'cartpole')['model']
-        {'obs_shape': 4, 'action_shape': 2}
+        {'obs_shape': 4, 'action_shape': 2, 'obs_dtype': 'float32', 'obs_range': None}
         >>> fill_model_shapes({'model': {'obs_shape': 3}}, env_spaces, 'cartpole')
         Traceback (most recent call last):
         ...
         ding.errors.ConfigError: policy.model.obs_shape is 3, but env 'cartpole' produces observations \
 of shape 4 (Box(0.0, 1.0, (4,), float32)); leave obs_shape out to have it filled in
+        >>> fill_model_shapes({'model': {'obs_dtype': 'uint8'}}, env_spaces, 'cartpole')
+        Traceback (most recent call last):
+        ...
+        ding.errors.ConfigError: policy.model.obs_dtype is 'uint8', but env 'cartpole' produces observations \
+of dtype 'float32' (Box(0.0, 1.0, (4,), float32)); leave obs_dtype out to have it filled in
     """
     policy = copy.deepcopy(dict(policy_cfg))
     model = policy.get("model")
@@ -92,6 +160,16 @@ of shape 4 (Box(0.0, 1.0, (4,), float32)); leave obs_shape out to have it filled
             raise ConfigError(
                 f"policy.model.{key} is {given!r}, but env {env_type!r} produces {what} of shape {expected!r} "
                 f"({space}); leave {key} out to have it filled in"
+            )
+    obs_dtype, obs_range = model_input(env_spaces.observation)
+    for key, what, expected in (("obs_dtype", "dtype", obs_dtype), ("obs_range", "value range", obs_range)):
+        given = model.get(key)
+        if given is None:
+            model[key] = expected
+        elif not same_input(given, expected):
+            raise ConfigError(
+                f"policy.model.{key} is {given!r}, but env {env_type!r} produces observations of {what} "
+                f"{expected!r} ({env_spaces.observation}); leave {key} out to have it filled in"
             )
     policy["model"] = model
     return policy

@@ -8,6 +8,11 @@ policy), or on Ctrl-C (a checkpoint is saved). While it runs, a status line (env
 iterations, last eval return) goes to stderr: redrawn in place on a terminal, otherwise printed every
 few seconds.
 
+The replay buffer is planned from the env's spec and the policy (:mod:`ding.worker.buffer_plan`): frame-stack
+observations get the frame-sharing buffer, which stores each frame once; others the naive one. A buffer whose bytes
+at capacity do not fit in the memory available is refused, with the numbers and the key to change, before any env
+runs.
+
 ``load_path`` resumes from a checkpoint the learner wrote (``ckpt/iteration_<N>.pth.tar``,
 ``ckpt/ckpt_best.pth.tar``): the policy's state as saved (model, optimizer, target model, update
 count), the train iteration and the env step and episode counters continue from the checkpoint's
@@ -44,6 +49,8 @@ from ding.entry.utils import (
     set_pkg_seed,
     torch_thread_count,
 )
+from ding.envs.probe import spec_trace_of
+from ding.envs.registry import env_class
 from ding.errors import ConfigError
 from ding.worker import (
     BaseLearner,
@@ -53,6 +60,15 @@ from ding.worker import (
     NaiveReplayBuffer,
     SampleSerialCollector,
 )
+from ding.worker.buffer_plan import (
+    DEFAULT_SIZE,
+    FRAME_STACK,
+    ReplayPlan,
+    build_replay_buffer,
+    check_replay_memory,
+    mem_available,
+    plan_replay_buffer,
+)
 from ding.worker.learner import (
     CKPT_BEST,
     checkpoint_counter,
@@ -61,6 +77,8 @@ from ding.worker.learner import (
     load_policy_state,
 )
 from ding.worker.logger import ProgressLine
+from ding.worker.replay_buffer import ReplayBuffer
+from ding.worker.transitions import transition_collect_mode
 
 
 @dataclasses.dataclass(frozen=True)
@@ -179,7 +197,7 @@ def _serial_pipeline(
     set_pkg_seed(seed)
     policy = create_policy(cfg, seed, model)
     settings = _pipeline_settings(cfg)
-    buffer = NaiveReplayBuffer(settings["replay_buffer_size"], seed=seed)
+    buffer, plan = _replay_buffer(cfg, policy, seed)
     batch_size = policy.learn_mode.batch_size
     if batch_size > buffer.capacity:
         raise ConfigError(
@@ -197,7 +215,10 @@ def _serial_pipeline(
         collector_env.seed(seed)
         evaluator_env.seed(seed, dynamic_seed=False)
         learner = BaseLearner(policy.learn_mode, exp_dir / "ckpt", logger, settings["hook"])
-        collector = collector_cls(collector_env, policy.collect_mode)
+        collect_mode = policy.collect_mode
+        if plan is not None and plan.kind == FRAME_STACK:  # the buffer builds the samples from each env's transitions
+            collect_mode = transition_collect_mode(collect_mode)
+        collector = collector_cls(collector_env, collect_mode)
         if resumed is not None:
             learner.train_iter = resumed["train_iter"]
             collector.stats.env_step = resumed["env_step"]
@@ -212,6 +233,8 @@ def _serial_pipeline(
             f"seed {seed}, stop_value {cfg.env.stop_value}, max_env_step {max_env_step}, "
             f"max_train_iter {max_train_iter}"
         )
+        if plan is not None:
+            logger.info(plan.describe())
         if resumed is not None:
             logger.info(
                 f"resumed from {load_path}: train iter {learner.train_iter}, env step {collector.env_step}, "
@@ -235,6 +258,19 @@ def _serial_pipeline(
             if env is not None:
                 env.close()
         logger.close()
+
+
+def _replay_buffer(cfg: EasyDict, policy: Any, seed: int) -> tuple[ReplayBuffer, ReplayPlan | None]:
+    """The run's replay buffer and its plan: from the env's spec and the policy, checked against the memory available
+    (before any env runs). An on-policy run keeps one collection at a time in a naive buffer (no plan)."""
+    if policy.cfg.get("on_policy"):
+        return NaiveReplayBuffer(DEFAULT_SIZE, seed=seed), None
+    trace = spec_trace_of(env_class(cfg.env), cfg.env)
+    plan = plan_replay_buffer(policy.cfg, policy.nstep_rule, trace)
+    available = mem_available()
+    if available is not None:  # the kernel reports it (Linux)
+        check_replay_memory(plan, int(cfg.env.collector_env_num) + int(cfg.env.evaluator_env_num), available)
+    return build_replay_buffer(plan, trace[-1][1], policy.nstep_rule, seed), plan
 
 
 def _resume_state(
@@ -275,12 +311,10 @@ def _check_limit(value: Any, name: str) -> None:
 def _pipeline_settings(cfg: EasyDict) -> dict[str, Any]:
     """The policy-config values the pipeline itself uses (with DI-engine's defaults where a policy omits them)."""
     policy = cfg.policy
-    other = policy.get("other") or {}
     learn = policy.get("learn") or {}
     evaluator = (policy.get("eval") or {}).get("evaluator") or {}
     hook = dict((learn.get("learner") or {}).get("hook") or {})
     return {
-        "replay_buffer_size": (other.get("replay_buffer") or {}).get("replay_buffer_size", 10000),
         "eval_freq": evaluator.get("eval_freq", 1000),
         "hook": hook,
         "save_ckpt_after_run": hook.get("save_ckpt_after_run", True),
@@ -295,7 +329,7 @@ class _Run:
     def __init__(
         self,
         policy: Any,
-        buffer: NaiveReplayBuffer,
+        buffer: ReplayBuffer,
         learner: BaseLearner,
         collector: SampleSerialCollector,
         evaluator: InteractionSerialEvaluator,

@@ -1,8 +1,13 @@
-"""The ``spec`` mode: an env's wrapper chain as a table of spaces, computed from the config alone.
+"""The ``spec`` mode: an env's wrapper chain as a table of spaces, and what its data costs, from the config alone.
 
 An env that declares its spaces (``raw_spaces``) is never built. One that does not (DI-engine's
 style) is built once in a child process to read them (:func:`ding.envs.probe.spec_trace_of`), and
 its row says ``probed by building the env``.
+
+:func:`spec_report` adds three byte counts to the table: one env step (observation, action and reward), one
+shared-memory batch of the configured envs (the layout an env manager allocates,
+:meth:`~ding.envs.env_manager.shm.BufferLayout.plan`), and one transition in the replay buffer the serial
+pipeline would build (:func:`~ding.worker.buffer_plan.plan_replay_buffer`; ``n/a`` for on-policy configs).
 """
 
 from __future__ import annotations
@@ -11,12 +16,18 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+from easydict import EasyDict
 from gymnasium import spaces
 
 from ding.config import compile_config
-from ding.envs.probe import spec_trace_of
+from ding.envs.env_manager.shm import BufferLayout
+from ding.envs.probe import SpecTrace, spec_trace_of
 from ding.envs.registry import env_class
 from ding.envs.spaces import EnvSpaces, space_nbytes, space_to_shape
+from ding.policy.base import Policy
+from ding.policy.builtin import with_builtin_import
+from ding.policy.registry import POLICY_REGISTRY
+from ding.worker.buffer_plan import human_bytes, plan_replay_buffer
 
 
 def describe_space(space: spaces.Space[Any]) -> str:
@@ -50,6 +61,54 @@ def spec_trace_from_config(
     """
     cfg = compile_config(main_config, create_config, require_policy=False)
     return spec_trace_of(env_class(cfg.env), cfg.env)
+
+
+def spec_report(main_config: Mapping[str, Any], create_config: Mapping[str, Any]) -> str:
+    """What ``ding -m spec`` prints: the spec table of the config's env, then :func:`byte_counts`."""
+    cfg = compile_config(main_config, create_config, require_policy=False)
+    trace = spec_trace_of(env_class(cfg.env), cfg.env)
+    return format_spec_table(trace) + "\n\n" + "\n".join(byte_counts(cfg, trace))
+
+
+def byte_counts(cfg: EasyDict, trace: SpecTrace) -> list[str]:
+    """Bytes per env step, per shared-memory batch and per stored transition, for a compiled config and its trace."""
+    final = trace[-1][1]
+    parts = " + ".join(
+        f"{name} {space_nbytes(space):,}" for name, space in zip(("obs", "action", "reward"), final, strict=True)
+    )
+    env_cls = env_class(cfg.env)
+    declares = getattr(env_cls, "declares_spaces", None)
+    declared = bool(declares is not None and declares())
+    manager = cfg.env.manager
+    batches = ", ".join(
+        f"{BufferLayout.plan(final, int(cfg.env[key]), declared=declared).nbytes:,} for {int(cfg.env[key])} {who} envs"
+        for key, who in (("collector_env_num", "collector"), ("evaluator_env_num", "evaluator"))
+    )
+    return [
+        f"bytes per env step: {step_bytes(final):,} ({parts})",
+        f"bytes per shared-memory batch: {batches} "
+        f"({manager.type} manager, shared_memory={manager.get('shared_memory')})",
+        f"bytes per stored transition: {stored_transition(cfg, trace)}",
+    ]
+
+
+def stored_transition(cfg: EasyDict, trace: SpecTrace) -> str:
+    """Bytes per stored transition of the replay buffer the serial pipeline builds, with its kind; or ``n/a``."""
+    policy_type = (cfg.get("policy") or {}).get("type")
+    if policy_type is None:
+        return "n/a (the config names no policy)"
+    POLICY_REGISTRY.import_names(with_builtin_import(policy_type, cfg.policy.get("import_names")))
+    policy_cls = POLICY_REGISTRY.get(policy_type)
+    if not (isinstance(policy_cls, type) and issubclass(policy_cls, Policy)):
+        return f"n/a (policy {policy_type!r} is not a ding Policy)"
+    merged = policy_cls.merge_config(cfg.policy)
+    if merged.get("on_policy"):
+        return f"n/a ({policy_type} learns on-policy: no replay buffer)"
+    plan = plan_replay_buffer(merged, policy_cls.nstep_rule_of(merged), trace)
+    return (
+        f"{plan.transition_nbytes:,}, {plan.kind} replay buffer ({plan.reason}); "
+        f"{plan.capacity:,} transitions: {human_bytes(plan.nbytes)}"
+    )
 
 
 def format_spec_table(trace: list[tuple[str, EnvSpaces]]) -> str:

@@ -12,7 +12,7 @@ from easydict import EasyDict
 from gymnasium import spaces
 
 from ding.envs.env_wrappers import WrapperChain, trace_spaces
-from ding.envs.spaces import DEFAULT_REWARD_SPACE, EnvSpaces, float32_space
+from ding.envs.spaces import DEFAULT_REWARD_SPACE, EnvSpaces
 from ding.envs.timestep import BaseEnvTimestep
 from ding.errors import SpacesNotDeclaredError, SpacesNotKnownError
 from ding.utils.merge import deep_merge_dicts
@@ -121,19 +121,18 @@ class BaseEnv(ABC):
 
     @classmethod
     def spec_trace(cls, cfg: Mapping[str, Any]) -> list[tuple[str, EnvSpaces]]:
-        """Spaces after each step: the raw env, each wrapper, then ding's conventions (float32 obs and rewards)."""
+        """Spaces after each step: the raw env, then each wrapper of its chain (the last entry is what it exposes).
+
+        Nothing is added after the chain: observations keep the dtypes the env and its wrappers declare (uint8
+        frames stay uint8), and rewards the reward space's (float32 ``(1,)`` unless declared otherwise).
+        """
         full = cls.merge_config(cfg)
         return cls.trace_from(cls.raw_spaces(full), full)
 
     @classmethod
     def trace_from(cls, raw: EnvSpaces, cfg: Mapping[str, Any]) -> list[tuple[str, EnvSpaces]]:
         """The spec trace starting from given raw spaces (``cfg`` already complete)."""
-        trace = trace_spaces(raw, cls.wrapper_chain(cfg), train=bool(cfg.get("is_train", True)))
-        last = trace[-1][1]
-        final = EnvSpaces(float32_space(last.observation), last.action, float32_space(last.reward))
-        if final != last:
-            trace.append(("ding conventions (float32 obs and reward)", final))
-        return trace
+        return trace_spaces(raw, cls.wrapper_chain(cfg), train=bool(cfg.get("is_train", True)))
 
     @classmethod
     def spaces_from_config(cls, cfg: Mapping[str, Any]) -> EnvSpaces:

@@ -1,8 +1,10 @@
-"""Per-space converters between gymnasium values and ding's conventions, built once per env.
+"""Per-space converters between gymnasium values and the spaces an env declares, built once per env.
 
-Observations: Box leaves become float32 arrays. Rewards: float32 arrays of the reward shape.
-Actions: checked against the action space and cast to what the simulator takes, with errors
-that name the value received and the space expected.
+Observations: arrays of the dtypes the observation space declares. A simulator value already of that dtype
+passes as it is (no copy); another one (a Python number, a float64 array under a float32 space) is cast.
+Rewards: arrays of the reward space's dtype and shape (float32 ``(1,)`` by default). Actions: checked against
+the action space and cast to what the simulator takes, with errors that name the value received and the space
+expected.
 """
 
 from __future__ import annotations
@@ -17,25 +19,43 @@ Converter = Callable[[Any], Any]
 
 
 def observation_converter(space: spaces.Space[Any]) -> Converter:
-    """Return a function casting observations of ``space`` to ding's float32 convention."""
-    if isinstance(space, spaces.Box):
-        return lambda obs: np.asarray(obs, dtype=np.float32)
+    """Return a function giving observations of ``space`` as arrays of its declared dtypes.
+
+    >>> to_obs = observation_converter(spaces.Box(0, 255, (2,), np.uint8))
+    >>> frame = np.array([3, 4], np.uint8)
+    >>> to_obs(frame) is frame, to_obs([3.0, 4.0]).dtype
+    (True, dtype('uint8'))
+    """
     if isinstance(space, spaces.Dict):
         subs = {key: observation_converter(sub) for key, sub in space.spaces.items()}
         return lambda obs: {key: conv(obs[key]) for key, conv in subs.items()}
     if isinstance(space, spaces.Tuple):
         parts = [observation_converter(sub) for sub in space.spaces]
         return lambda obs: tuple(conv(o) for conv, o in zip(parts, obs, strict=True))
-    return lambda obs: np.asarray(obs)
+    if space.dtype is None:
+        return np.asarray
+    dtype = np.dtype(space.dtype)
+
+    def convert(obs: Any) -> np.ndarray:
+        if type(obs) is np.ndarray and obs.dtype == dtype:
+            return obs
+        return np.asarray(obs, dtype=dtype)
+
+    return convert
 
 
 def reward_converter(space: spaces.Space[Any]) -> Converter:
-    """Return a function giving rewards as float32 arrays of the reward space's shape."""
+    """Return a function giving rewards as arrays of the reward space's dtype and shape.
+
+    >>> reward_converter(spaces.Box(-1, 1, (1,), np.float32))(0.5)
+    array([0.5], dtype=float32)
+    """
     shape = tuple(space.shape or (1,))
+    dtype = np.dtype(space.dtype) if space.dtype is not None else np.dtype(np.float32)
     size = int(np.prod(shape))
 
     def convert(reward: Any) -> np.ndarray:
-        arr = np.asarray(reward, dtype=np.float32)
+        arr = np.asarray(reward, dtype=dtype)
         if arr.size != size:
             raise ValueError(f"reward {reward!r} does not fit the declared reward shape {shape}")
         return arr.reshape(shape)

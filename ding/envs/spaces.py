@@ -178,14 +178,3 @@ def reward_space_of(env: gym.Env[Any, Any]) -> spaces.Space[Any]:
         except AttributeError:
             space = None
     return space if space is not None else DEFAULT_REWARD_SPACE
-
-
-def float32_space(space: spaces.Space[Any]) -> spaces.Space[Any]:
-    """Return the space with every Box leaf cast to float32 (DI-engine's observation convention)."""
-    if isinstance(space, spaces.Dict):
-        return spaces.Dict({key: float32_space(sub) for key, sub in space.spaces.items()})
-    if isinstance(space, spaces.Tuple):
-        return spaces.Tuple(tuple(float32_space(sub) for sub in space.spaces))
-    if isinstance(space, spaces.Box) and space.dtype != np.float32:
-        return spaces.Box(space.low.astype(np.float32), space.high.astype(np.float32), dtype=np.float32)
-    return space

@@ -14,8 +14,9 @@ import torch
 from torch import nn
 
 from ding.errors import ConfigError
-from ding.model.common import action_count, as_shape
+from ding.model.common import action_count
 from ding.model.dqn import DQN
+from ding.model.obs_input import INPUT_KEYS, ObsInput
 
 
 def atom_support(v_min: float, v_max: float, n_atom: int) -> torch.Tensor:
@@ -47,8 +48,8 @@ class C51DQN(nn.Module):
     - ``log_distribution``: their logarithms (computed stably, for the cross-entropy loss),
     - ``logit``: ``(batch, action_shape)`` Q-values, the distributions' means (what acting uses).
 
-    ``encoder_hidden_size_list``, ``head_hidden_size``, ``head_layer_num`` and ``activation`` are
-    those of :class:`~ding.model.dqn.DQN`; the head is not dueling.
+    ``encoder_hidden_size_list``, ``head_hidden_size``, ``head_layer_num``, ``activation``, ``obs_dtype`` and
+    ``obs_range`` are those of :class:`~ding.model.dqn.DQN`; the head is not dueling.
 
     Example:
         >>> model = C51DQN(obs_shape=4, action_shape=2, encoder_hidden_size_list=[64, 64], n_atom=11)
@@ -72,9 +73,12 @@ class C51DQN(nn.Module):
         v_min: float = -10,
         v_max: float = 10,
         n_atom: int = 51,
+        obs_dtype: str | None = None,
+        obs_range: Sequence[float] | None = None,
     ) -> None:
         super().__init__()
-        self.obs_shape = as_shape(obs_shape)
+        self.obs_input = ObsInput(type(self).__name__, obs_shape, obs_dtype, obs_range)
+        self.obs_shape = self.obs_input.obs_shape
         self.action_num = action_count(action_shape)
         self.register_buffer("support", atom_support(v_min, v_max, n_atom))
         self.n_atom = n_atom
@@ -89,7 +93,7 @@ class C51DQN(nn.Module):
         )
 
     def forward(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
-        atom_logits = self.net(obs)["logit"].view(obs.shape[0], self.action_num, self.n_atom)
+        atom_logits = self.net(self.obs_input(obs))["logit"].view(obs.shape[0], self.action_num, self.n_atom)
         log_distribution = torch.log_softmax(atom_logits, dim=-1)
         distribution = log_distribution.exp()
         return {
@@ -110,6 +114,7 @@ C51_KEYS = frozenset(
         "v_min",
         "v_max",
         "n_atom",
+        *INPUT_KEYS,
     }
 )
 

@@ -9,7 +9,8 @@ import torch
 from torch import nn
 
 from ding.errors import ConfigError
-from ding.model.common import DiscreteHead, DuelingHead, action_count, as_shape, build_encoder
+from ding.model.common import DiscreteHead, DuelingHead, action_count, build_encoder
+from ding.model.obs_input import INPUT_KEYS, ObsInput
 
 
 class DQN(nn.Module):
@@ -18,14 +19,18 @@ class DQN(nn.Module):
     ``encoder_hidden_size_list`` gives the encoder's layer widths (for an image ``(C, H, W)``: the
     conv channels, then the output size); ``head_hidden_size`` (default: the encoder's output size)
     is the width of the head's ``head_layer_num`` hidden layers. ``dueling`` splits the head into a
-    state value and action advantages. ``forward`` returns ``{'logit': Q}`` of shape
-    ``(batch, action_shape)``, as DI-engine models do.
+    state value and action advantages. ``obs_dtype`` and ``obs_range`` describe the observations
+    (:class:`~ding.model.obs_input.ObsInput`: a uint8 frame batch is made float32 in [0, 1] inside ``forward``).
+    ``forward`` returns ``{'logit': Q}`` of shape ``(batch, action_shape)``, as DI-engine models do.
 
     Example:
         >>> model = DQN(obs_shape=4, action_shape=2, encoder_hidden_size_list=[128, 128, 64])
         >>> model(torch.zeros(5, 4))['logit'].shape
         torch.Size([5, 2])
         >>> DQN((4, 84, 84), 6, [32, 64, 64, 512], dueling=False)(torch.zeros(1, 4, 84, 84))['logit'].shape
+        torch.Size([1, 6])
+        >>> frames = DQN((4, 84, 84), 6, [32, 64, 64, 512], obs_dtype='uint8', obs_range=[0, 255])
+        >>> frames(torch.zeros(1, 4, 84, 84, dtype=torch.uint8))['logit'].shape
         torch.Size([1, 6])
     """
 
@@ -38,9 +43,12 @@ class DQN(nn.Module):
         head_hidden_size: int | None = None,
         head_layer_num: int = 1,
         activation: str = "relu",
+        obs_dtype: str | None = None,
+        obs_range: Sequence[float] | None = None,
     ) -> None:
         super().__init__()
-        self.obs_shape = as_shape(obs_shape)
+        self.obs_input = ObsInput(type(self).__name__, obs_shape, obs_dtype, obs_range)
+        self.obs_shape = self.obs_input.obs_shape
         self.action_num = action_count(action_shape)
         if not isinstance(head_layer_num, int) or isinstance(head_layer_num, bool) or head_layer_num < 0:
             raise ConfigError(f"head_layer_num must be an int >= 0, got {head_layer_num!r}")
@@ -55,9 +63,7 @@ class DQN(nn.Module):
         self.head = head_cls(head_hidden_size, self.action_num, head_layer_num, activation)
 
     def forward(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
-        if tuple(obs.shape[1:]) != self.obs_shape:
-            raise ValueError(f"DQN built for obs_shape {self.obs_shape} got a batch of shape {tuple(obs.shape)}")
-        return {"logit": self.head(self.projection(self.encoder(obs)))}
+        return {"logit": self.head(self.projection(self.encoder(self.obs_input(obs))))}
 
 
 def model_from_config(model_cfg: dict[str, Any]) -> DQN:
@@ -71,6 +77,7 @@ def model_from_config(model_cfg: dict[str, Any]) -> DQN:
         "head_hidden_size",
         "head_layer_num",
         "activation",
+        *INPUT_KEYS,
     }
     unknown = sorted(set(kwargs) - accepted)
     if unknown:

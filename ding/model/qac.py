@@ -15,7 +15,8 @@ import torch
 from torch import nn
 
 from ding.errors import ConfigError
-from ding.model.common import as_shape, build_encoder, hidden_sizes, mlp
+from ding.model.common import build_encoder, hidden_sizes, mlp
+from ding.model.obs_input import INPUT_KEYS, ObsInput
 
 LOG_STD_MIN = -20.0
 LOG_STD_MAX = 2.0
@@ -63,7 +64,8 @@ class QAC(nn.Module):
 
     With ``encoder_hidden_size_list`` the actor and the critics first encode observations, each side with its
     own encoder (the twin critics share one): convolutions for ``(C, H, W)`` images (which need it), an MLP for
-    vectors. Without it, vectors go straight into the heads.
+    vectors. Without it, vectors go straight into the heads. ``obs_dtype`` and ``obs_range`` describe the
+    observations (:class:`~ding.model.obs_input.ObsInput`: uint8 frames are made float32 in [0, 1] in the model).
 
     ``compute_actor(obs)`` returns ``{'logit': (mu, log_std)}``, ``compute_critic(obs, action)``
     ``{'q_value': Q}`` (shape ``(batch,)``, or ``(2, batch)`` with twin critics), as DI-engine's model does.
@@ -93,9 +95,12 @@ class QAC(nn.Module):
         critic_head_layer_num: int = 2,
         activation: str = "relu",
         encoder_hidden_size_list: Sequence[int] | None = None,
+        obs_dtype: str | None = None,
+        obs_range: Sequence[float] | None = None,
     ) -> None:
         super().__init__()
-        self.obs_shape = as_shape(obs_shape)
+        self.obs_input = ObsInput(type(self).__name__, obs_shape, obs_dtype, obs_range)
+        self.obs_shape = self.obs_input.obs_shape
         if len(self.obs_shape) not in (1, 3):
             raise ConfigError(f"QAC takes vectors or (C, H, W) images; got obs_shape {self.obs_shape}")
         if len(self.obs_shape) == 3 and encoder_hidden_size_list is None:
@@ -124,17 +129,12 @@ class QAC(nn.Module):
         encoder = build_encoder(self.obs_shape, hidden_size_list, act=activation)
         return encoder, encoder.output_size
 
-    def _check_obs(self, obs: torch.Tensor) -> None:
-        if tuple(obs.shape[1:]) != self.obs_shape:
-            raise ValueError(f"QAC built for obs_shape {self.obs_shape} got a batch of shape {tuple(obs.shape)}")
-
     def compute_actor(self, obs: torch.Tensor) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
-        self._check_obs(obs)
-        mu, log_std = self.actor(self.actor_encoder(obs)).chunk(2, dim=-1)
+        mu, log_std = self.actor(self.actor_encoder(self.obs_input(obs))).chunk(2, dim=-1)
         return {"logit": (mu, log_std.clamp(LOG_STD_MIN, LOG_STD_MAX))}
 
     def compute_critic(self, obs: torch.Tensor, action: torch.Tensor) -> dict[str, torch.Tensor]:
-        self._check_obs(obs)
+        obs = self.obs_input(obs)
         if action.dim() != 2 or action.shape != (obs.shape[0], self.action_size):
             raise ValueError(
                 f"QAC built for action_shape {self.action_size} got actions of shape {tuple(action.shape)} "
@@ -181,6 +181,7 @@ QAC_MODEL_KEYS = (
     "critic_head_layer_num",
     "activation",
     "encoder_hidden_size_list",
+    *INPUT_KEYS,
 )
 
 

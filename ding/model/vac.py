@@ -16,6 +16,7 @@ from torch import nn
 
 from ding.errors import ConfigError
 from ding.model.common import action_count, as_shape, build_encoder, mlp
+from ding.model.obs_input import INPUT_KEYS, ObsInput
 
 ACTION_SPACES = ("discrete", "continuous")
 
@@ -41,7 +42,8 @@ class VAC(nn.Module):
     ``share_encoder=False`` gives the actor and the critic an encoder each. Each head has
     ``*_head_layer_num`` hidden layers of width ``*_head_hidden_size`` before its output layer.
     Linear layers start orthogonal (gain sqrt(2)), the policy output with gain 0.01 (a near-uniform
-    first policy) and the value output with gain 1.
+    first policy) and the value output with gain 1. ``obs_dtype`` and ``obs_range`` describe the observations
+    (:class:`~ding.model.obs_input.ObsInput`: integer frames are made float32 in [0, 1] inside the model).
 
     Example:
         >>> model = VAC(obs_shape=4, action_shape=2, encoder_hidden_size_list=[64, 64])
@@ -66,12 +68,15 @@ class VAC(nn.Module):
         critic_head_layer_num: int = 1,
         activation: str = "relu",
         sigma_init: float = 0.0,
+        obs_dtype: str | None = None,
+        obs_range: Sequence[float] | None = None,
     ) -> None:
         super().__init__()
         if action_space not in ACTION_SPACES:
             raise ConfigError(f"action_space must be one of {list(ACTION_SPACES)}, got {action_space!r}")
         self.action_space = action_space
-        self.obs_shape = as_shape(obs_shape)
+        self.obs_input = ObsInput(type(self).__name__, obs_shape, obs_dtype, obs_range)
+        self.obs_shape = self.obs_input.obs_shape
         if action_space == "discrete":
             self.action_dim = action_count(action_shape)
         else:
@@ -107,22 +112,16 @@ class VAC(nn.Module):
         nn.init.orthogonal_(self.actor_out.weight, gain=0.01)
         nn.init.orthogonal_(self.critic_out.weight, gain=1.0)
 
-    def _check(self, obs: torch.Tensor) -> None:
-        if tuple(obs.shape[1:]) != self.obs_shape:
-            raise ValueError(f"VAC built for obs_shape {self.obs_shape} got a batch of shape {tuple(obs.shape)}")
-
     def compute_actor(self, obs: torch.Tensor) -> dict[str, Any]:
         """``{'logit': ...}`` only."""
-        self._check(obs)
-        return {"logit": self._actor(self.actor_encoder(obs))}
+        return {"logit": self._actor(self.actor_encoder(self.obs_input(obs)))}
 
     def compute_critic(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
         """``{'value': ...}`` only."""
-        self._check(obs)
-        return {"value": self._critic(self.critic_encoder(obs))}
+        return {"value": self._critic(self.critic_encoder(self.obs_input(obs)))}
 
     def forward(self, obs: torch.Tensor) -> dict[str, Any]:
-        self._check(obs)
+        obs = self.obs_input(obs)
         actor_features = self.actor_encoder(obs)
         critic_features = actor_features if self.share_encoder else self.critic_encoder(obs)
         return {"logit": self._actor(actor_features), "value": self._critic(critic_features)}
@@ -150,6 +149,7 @@ VAC_KEYS = frozenset(
         "critic_head_layer_num",
         "activation",
         "sigma_init",
+        *INPUT_KEYS,
     }
 )
 

@@ -21,8 +21,9 @@ from typing import Any, ClassVar
 
 from easydict import EasyDict
 
-from ding.config.shapes import SHAPE_KEYS
+from ding.config.shapes import MODEL_SPEC_KEYS
 from ding.errors import ConfigError
+from ding.policy.nstep import NStepRule
 from ding.utils.merge import deep_merge_dicts
 
 NAME_KEYS = ("type", "import_names")
@@ -68,14 +69,32 @@ class Policy(ABC):
         """The policy's full default config (a fresh copy)."""
         return copy.deepcopy(cls.config)
 
-    def __init__(self, cfg: Mapping[str, Any] | None = None) -> None:
+    @classmethod
+    def merge_config(cls, cfg: Mapping[str, Any] | None = None) -> EasyDict:
+        """``cfg`` (a ``policy`` section) merged into :meth:`default_config` strictly: the config an instance runs."""
         if cfg is not None and not isinstance(cfg, Mapping):
             raise ConfigError(f"policy config must be a dict, got {type(cfg).__name__} {cfg!r}")
         user = {key: value for key, value in dict(cfg or {}).items() if key not in NAME_KEYS}
-        defaults = self.default_config()
+        defaults = cls.default_config()
         if isinstance(defaults.get("model"), dict) and defaults["model"]:
-            defaults["model"] = {**dict.fromkeys(SHAPE_KEYS), **defaults["model"]}
-        self._cfg = EasyDict(deep_merge_dicts(defaults, user, strict=True, path="policy"))
+            defaults["model"] = {**dict.fromkeys(MODEL_SPEC_KEYS), **defaults["model"]}
+        return EasyDict(deep_merge_dicts(defaults, user, strict=True, path="policy"))
+
+    @classmethod
+    def nstep_rule_of(cls, cfg: Mapping[str, Any]) -> NStepRule | None:
+        """The n-step rule by which the policy's ``get_train_sample`` builds samples for the merged config ``cfg``.
+
+        None (the default): its samples are not n-step transitions, so a buffer of transitions cannot rebuild them.
+        """
+        return None
+
+    def __init__(self, cfg: Mapping[str, Any] | None = None) -> None:
+        self._cfg = self.merge_config(cfg)
+
+    @property
+    def nstep_rule(self) -> NStepRule | None:
+        """:meth:`nstep_rule_of` this policy's config."""
+        return self.nstep_rule_of(self._cfg)
 
     @property
     def cfg(self) -> EasyDict:

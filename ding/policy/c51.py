@@ -103,7 +103,8 @@ class C51Policy(DQNPolicy):
         "eval": {"evaluator": {"eval_freq": 1000}},
         "other": {
             "eps": {"type": "exp", "start": 0.95, "end": 0.1, "decay": 10000},
-            "replay_buffer": {"replay_buffer_size": 10000},
+            # share_frames: store each frame of frame-stack observations once (None: when the env's spec stacks frames)
+            "replay_buffer": {"replay_buffer_size": 10000, "share_frames": None},
         },
     }
 

@@ -15,7 +15,8 @@ from ding.errors import ConfigError
 from ding.model.dqn import model_from_config
 from ding.policy.base import Policy, check_number
 from ding.policy.exploration import epsilon_from_config
-from ding.policy.nstep import double_dqn_target, nstep_samples
+from ding.policy.nstep import NStepRule, double_dqn_target
+from ding.policy.obs_batch import obs_tensor
 from ding.policy.registry import POLICY_REGISTRY
 
 
@@ -71,7 +72,8 @@ class DQNPolicy(Policy):
         "eval": {"evaluator": {"eval_freq": 1000}},
         "other": {
             "eps": {"type": "exp", "start": 0.95, "end": 0.1, "decay": 10000},
-            "replay_buffer": {"replay_buffer_size": 10000},
+            # share_frames: store each frame of frame-stack observations once (None: when the env's spec stacks frames)
+            "replay_buffer": {"replay_buffer_size": 10000, "share_frames": None},
         },
     }
 
@@ -86,11 +88,15 @@ class DQNPolicy(Policy):
         self._target_model = copy.deepcopy(self._model)
         self._target_model.requires_grad_(False)
         self._optimizer = torch.optim.Adam(self._model.parameters(), lr=config.learn.learning_rate)
-        self._gamma = float(config.discount_factor)
-        self._nstep = int(config.nstep)
+        self._nstep_rule = self.nstep_rule_of(config)
         self._rng = np.random.default_rng(seed)
         self._epsilon = epsilon_from_config(config.other.eps)
         self._learn_iter = 0
+
+    @classmethod
+    def nstep_rule_of(cls, cfg: Mapping[str, Any]) -> NStepRule:
+        """``nstep`` rewards discounted by ``discount_factor``."""
+        return NStepRule(int(cfg["nstep"]), float(cfg["discount_factor"]))
 
     def _check_config(self) -> None:
         cfg = self._cfg
@@ -126,8 +132,7 @@ class DQNPolicy(Policy):
 
     # ----- acting --------------------------------------------------------------------------------
     def _obs_tensor(self, observations: Sequence[Any]) -> torch.Tensor:
-        batch = np.stack([np.asarray(obs, dtype=np.float32) for obs in observations])
-        return torch.from_numpy(batch).to(self._device)
+        return obs_tensor(observations, self._device)
 
     def _q_values(self, obs: Mapping[int, Any]) -> tuple[list[int], np.ndarray]:
         if not obs:
@@ -165,7 +170,7 @@ class DQNPolicy(Policy):
         }
 
     def _get_train_sample(self, traj: list[dict[str, Any]], episode_over: bool) -> list[dict[str, Any]]:
-        return nstep_samples(traj, self._nstep, self._gamma, episode_over)
+        return self._nstep_rule.samples(traj, episode_over)
 
     # ----- learning ------------------------------------------------------------------------------
     def _collate(self, batch: Sequence[Mapping[str, Any]]) -> dict[str, torch.Tensor]:

@@ -13,6 +13,7 @@ so that the target is ``reward + discount * (1 - done) * Q'(next_obs)``.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -60,6 +61,28 @@ def nstep_samples(
             }
         )
     return samples
+
+
+@dataclasses.dataclass(frozen=True)
+class NStepRule:
+    """How a policy turns one env's transitions into samples: :func:`nstep_samples` with ``nstep`` and ``gamma``.
+
+    A policy states it (``Policy.nstep_rule_of``) so that a replay buffer which keeps transitions rather than
+    samples (:class:`~ding.worker.frame_buffer.FrameStackReplayBuffer`) builds the same samples.
+
+    Example:
+        >>> rule = NStepRule(nstep=2, gamma=0.5)
+        >>> traj = [dict(obs=t, action=0, reward=1.0, next_obs=t + 1, done=False) for t in range(3)]
+        >>> [(s['obs'], s['reward'], s['discount']) for s in rule.samples(traj, episode_over=False)]
+        [(0, 1.5, 0.25), (1, 1.5, 0.25)]
+    """
+
+    nstep: int
+    gamma: float
+
+    def samples(self, traj: Sequence[Mapping[str, Any]], episode_over: bool) -> list[dict[str, Any]]:
+        """:func:`nstep_samples` of ``traj`` with this rule's ``nstep`` and ``gamma``."""
+        return nstep_samples(traj, self.nstep, self.gamma, episode_over)
 
 
 def double_dqn_target(

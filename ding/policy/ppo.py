@@ -12,6 +12,7 @@ from torch import nn
 from ding.errors import ConfigError
 from ding.model.vac import ACTION_SPACES, vac_from_config
 from ding.policy.base import Policy, check_number
+from ding.policy.obs_batch import obs_tensor
 from ding.policy.registry import POLICY_REGISTRY
 
 
@@ -222,8 +223,7 @@ class PPOPolicy(Policy):
 
     # ----- acting --------------------------------------------------------------------------------
     def _obs_tensor(self, observations: Sequence[Any]) -> torch.Tensor:
-        batch = np.stack([np.asarray(obs, dtype=np.float32) for obs in observations])
-        return torch.from_numpy(batch).to(self._device)
+        return obs_tensor(observations, self._device)
 
     def _run_model(self, obs: Mapping[int, Any]) -> tuple[list[int], dict[str, Any]]:
         if not obs:

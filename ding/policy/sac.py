@@ -15,7 +15,8 @@ from torch import nn
 from ding.errors import ConfigError
 from ding.model.qac import QAC, qac_from_config
 from ding.policy.base import Policy, check_number
-from ding.policy.nstep import nstep_samples
+from ding.policy.nstep import NStepRule
+from ding.policy.obs_batch import obs_tensor
 from ding.policy.registry import POLICY_REGISTRY
 
 
@@ -81,7 +82,8 @@ class SACPolicy(Policy):
         },
         "collect": {"n_sample": 1, "unroll_len": 1},
         "eval": {"evaluator": {"eval_freq": 5000}},
-        "other": {"replay_buffer": {"replay_buffer_size": 1000000}},
+        # share_frames: store each frame of frame-stack observations once (None: when the env's spec stacks frames)
+        "other": {"replay_buffer": {"replay_buffer_size": 1000000, "share_frames": None}},
     }
 
     def __init__(self, cfg: Mapping[str, Any] | None = None, model: nn.Module | None = None, seed: int = 0) -> None:
@@ -110,6 +112,11 @@ class SACPolicy(Policy):
         self._gamma = float(learn.discount_factor)
         self._rng = np.random.default_rng(seed)
         self._learn_iter = 0
+
+    @classmethod
+    def nstep_rule_of(cls, cfg: Mapping[str, Any]) -> NStepRule:
+        """One-step samples discounted by ``learn.discount_factor``."""
+        return NStepRule(1, float(cfg["learn"]["discount_factor"]))
 
     def _check_config(self) -> None:
         cfg = self._cfg
@@ -151,9 +158,7 @@ class SACPolicy(Policy):
 
     # ----- acting --------------------------------------------------------------------------------
     def _obs_tensor(self, observations: Sequence[Any]) -> torch.Tensor:
-        shape = self._model.obs_shape
-        batch = np.stack([np.asarray(obs, dtype=np.float32).reshape(shape) for obs in observations])
-        return torch.from_numpy(batch).to(self._device)
+        return obs_tensor(observations, self._device, self._model.obs_shape)
 
     def _act(self, obs: Mapping[int, Any], deterministic: bool) -> dict[int, dict[str, Any]]:
         if not obs:
@@ -192,7 +197,7 @@ class SACPolicy(Policy):
         }
 
     def _get_train_sample(self, traj: list[dict[str, Any]], episode_over: bool) -> list[dict[str, Any]]:
-        return nstep_samples(traj, 1, self._gamma, episode_over)
+        return self.nstep_rule_of(self._cfg).samples(traj, episode_over)
 
     # ----- learning ------------------------------------------------------------------------------
     def _collate(self, batch: Sequence[Mapping[str, Any]]) -> dict[str, torch.Tensor]:

@@ -3,11 +3,56 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
+from ding.envs.spaces import EnvSpaces, space_nbytes
 from ding.errors import ConfigError
+
+SAMPLE_OVERHEAD_NBYTES = 512
+"""Bytes a stored sample costs besides its observation data: the dict, two ndarray headers, the Python scalars
+(measured with ``tracemalloc``: about 475 bytes per n-step DQN sample of CartPole on CPython 3.11)."""
+
+
+class ReplayBuffer(Protocol):
+    """What the serial pipeline asks of a replay buffer."""
+
+    @property
+    def capacity(self) -> int:
+        """The most transitions (samples) it keeps."""
+
+    @property
+    def pushed_count(self) -> int:
+        """Items pushed since creation (evicted ones included)."""
+
+    def __len__(self) -> int:
+        """Items stored now."""
+
+    def push(self, data: Any) -> None:
+        """Store what the collector returned (one item or a list)."""
+
+    def sample(self, size: int) -> list[dict[str, Any]] | None:
+        """``size`` distinct samples drawn uniformly, or None while fewer can be drawn."""
+
+    def clear(self) -> None:
+        """Forget everything stored."""
+
+
+def check_capacity(replay_buffer_size: Any, low: int = 1) -> None:
+    """Raise :class:`ConfigError` unless ``replay_buffer_size`` is an int ``>= low``."""
+    if not isinstance(replay_buffer_size, int) or isinstance(replay_buffer_size, bool) or replay_buffer_size < low:
+        raise ConfigError(
+            f"policy.other.replay_buffer.replay_buffer_size must be an int >= {low}, got {replay_buffer_size!r}"
+        )
+
+
+def check_sample_size(size: Any, capacity: int) -> None:
+    """Raise ``ValueError`` unless ``size`` is an int from 1 to ``capacity``."""
+    if not isinstance(size, int) or isinstance(size, bool) or size < 1:
+        raise ValueError(f"sample size must be an int >= 1, got {size!r}")
+    if size > capacity:
+        raise ValueError(f"sample size {size} exceeds the buffer's capacity {capacity}")
 
 
 class NaiveReplayBuffer:
@@ -27,15 +72,17 @@ class NaiveReplayBuffer:
     """
 
     def __init__(self, replay_buffer_size: int, seed: int | None = 0) -> None:
-        if not isinstance(replay_buffer_size, int) or isinstance(replay_buffer_size, bool) or replay_buffer_size < 1:
-            raise ConfigError(
-                f"policy.other.replay_buffer.replay_buffer_size must be an int >= 1, got {replay_buffer_size!r}"
-            )
+        check_capacity(replay_buffer_size)
         self._capacity = replay_buffer_size
         self._data: list[Any] = []
         self._head = 0  # where the next sample goes once the buffer is full
         self._pushed = 0
         self._rng = np.random.default_rng(seed)
+
+    @classmethod
+    def transition_nbytes(cls, env_spaces: EnvSpaces) -> int:
+        """Bytes one stored sample takes for an env's spaces: its ``obs`` and ``next_obs``, action and overhead."""
+        return 2 * space_nbytes(env_spaces.observation) + space_nbytes(env_spaces.action) + SAMPLE_OVERHEAD_NBYTES
 
     @property
     def capacity(self) -> int:
@@ -62,10 +109,7 @@ class NaiveReplayBuffer:
 
     def sample(self, size: int) -> list[Any] | None:
         """``size`` distinct stored samples drawn uniformly, or None while fewer are stored."""
-        if not isinstance(size, int) or isinstance(size, bool) or size < 1:
-            raise ValueError(f"sample size must be an int >= 1, got {size!r}")
-        if size > self._capacity:
-            raise ValueError(f"sample size {size} exceeds the buffer's capacity {self._capacity}")
+        check_sample_size(size, self._capacity)
         if len(self._data) < size:
             return None
         indices = self._rng.choice(len(self._data), size=size, replace=False)

@@ -44,7 +44,7 @@ def test_declared_spaces_match_the_instance_and_every_observation(kind: str) -> 
     assert raw.dtype == (np.float32 if kind == "vector4" else np.uint8)
     env.seed(1)
     for obs in rollout(env, ACTIONS):
-        assert obs.dtype == np.float32
+        assert obs.dtype == raw.dtype
         assert declared.observation.contains(obs)
     timestep = env.step(1)
     assert declared.reward.contains(timestep.reward)

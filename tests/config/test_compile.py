@@ -281,7 +281,13 @@ def test_a_registered_policy_is_merged_into_its_defaults(dummy_policy: str) -> N
     policy = compile_config(cartpole_main(), create).policy
     assert policy.type == dummy_policy and policy.import_names == []
     assert policy.discount_factor == 0.99 and policy.learn == {"batch_size": 64, "learning_rate": 0.001}
-    assert policy.model == {"encoder_hidden_size_list": [128, 128, 64], "obs_shape": 4, "action_shape": 2}
+    assert policy.model == {
+        "encoder_hidden_size_list": [128, 128, 64],
+        "obs_shape": 4,
+        "action_shape": 2,
+        "obs_dtype": "float32",
+        "obs_range": None,
+    }
 
 
 def test_a_registered_policy_is_validated_strictly(dummy_policy: str) -> None:
@@ -305,6 +311,8 @@ def test_a_policy_that_declares_model_keys_takes_only_those_and_the_shapes() -> 
         assert compile_config(main, create).policy.model == {
             "obs_shape": 4,
             "action_shape": 2,
+            "obs_dtype": "float32",
+            "obs_range": None,
             "encoder_hidden_size_list": [64, 64],
         }
         main = {"policy": {"model": {"encoder_hidden_size": [1]}}}

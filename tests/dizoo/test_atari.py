@@ -82,15 +82,15 @@ def test_declared_raw_spaces_are_the_emulators(env_id: str) -> None:
     env = make_env(env_id=env_id)
     ale_env = env.env.unwrapped
     declared = AtariEnv.raw_spaces(full_config(env_id=env_id))
-    assert declared.observation == ale_env.observation_space == gym.spaces.Box(0, 255, (210, 160, 3), np.uint8)
+    assert declared.observation == ale_env.observation_space == gym.spaces.Box(0, 255, (210, 160), np.uint8)
     assert declared.action == ale_env.action_space == gym.spaces.Discrete(GAMES[env_id])
     assert (env.observation_space, env.action_space) == tuple(AtariEnv.spaces_from_config({"env_id": env_id}))[:2]
-    assert env.observation_space == gym.spaces.Box(0.0, 1.0, (4, 84, 84), np.float32)
+    assert env.observation_space == gym.spaces.Box(0, 255, (4, 84, 84), np.uint8)
     env.close()
 
 
 @pytest.mark.parametrize(
-    ("cfg", "shape"), [({"obs_type": "grayscale"}, (210, 160)), ({"ram": True}, (128,))], ids=["grayscale", "ram"]
+    ("cfg", "shape"), [({"obs_type": "rgb"}, (210, 160, 3)), ({"ram": True}, (128,))], ids=["rgb", "ram"]
 )
 def test_declared_screen_and_ram_spaces_are_the_emulators(cfg: dict[str, Any], shape: tuple[int, ...]) -> None:
     env = make_env(env_id="ALE/Pong-v5", **cfg)
@@ -138,7 +138,8 @@ def test_v4_and_v5_ids_name_the_same_game() -> None:
         ({"repeat_action_probability": 1.5}, ConfigError, r"repeat_action_probability must be in \[0, 1\].*1\.5"),
         ({"repeat_action_probability": "0.25"}, TypeError, r"repeat_action_probability must be a number.*'0\.25'"),
         ({"obs_type": "ram"}, ConfigError, r"obs_type must be one of \('rgb', 'grayscale'\).*'ram'"),
-        ({"ram": True, "obs_type": "grayscale"}, ConfigError, r"ram=True observes the RAM.*'grayscale'"),
+        ({"ram": True, "obs_type": "rgb"}, ConfigError, r"ram=True observes the RAM.*must stay 'grayscale'; got 'rgb'"),
+        ({"reseed_each_episode": 1}, TypeError, r"reseed_each_episode must be a bool, got 1"),
         ({"ram": 1}, TypeError, r"ram must be a bool, got 1"),
         ({"max_episode_steps": 0}, ConfigError, r"max_episode_steps must be a positive int or None, got 0"),
         ({"env_kwargs": {"frameskip": 4}}, ConfigError, r"AtariEnv takes no env_kwargs \(got \{'frameskip': 4\}\)"),
@@ -198,16 +199,17 @@ def test_max_episode_steps_ends_the_game_with_its_return() -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-def test_grayscale_frames_equal_gymnasium_preprocessing_until_the_last_step() -> None:
-    """With ALE's gray screen (obs_type='grayscale') every frame equals gymnasium's, scaled to [0, 1].
+def test_default_frames_equal_gymnasium_preprocessing_until_the_last_step() -> None:
+    """The default chain (ALE's gray screens, gray-then-max) gives gymnasium's frames exactly, as uint8.
 
-    Intended differences, each asserted here: ding presses FIRE then action 2 after the no-ops
-    (gymnasium does not), so ding's reset equals gymnasium's state after ``step(1), step(2)`` and
-    its stack starts filled with that frame; and at the step that ends the game gymnasium returns
-    the previous frame again (it skips the screen capture), ding the final screen.
+    Same seed (so the same number of reset no-ops: both draw it from the emulator env's generator), same actions.
+    Intended differences, each asserted here: ding presses FIRE then action 2 after the no-ops (gymnasium does
+    not), so ding's reset equals gymnasium's state after ``step(1), step(2)`` and its stack starts filled with
+    that frame; and at the step that ends the game gymnasium returns the previous frame again (it skips the
+    screen capture), ding the final screen.
     """
     seed = 5
-    env = make_env(env_id="ALE/Breakout-v5", obs_type="grayscale", is_train=False)
+    env = make_env(env_id="ALE/Breakout-v5", is_train=False)
     env.seed(seed, dynamic_seed=False)
     obs = env.reset()
     ref = gym_reference("ALE/Breakout-v5", seed)
@@ -215,8 +217,8 @@ def test_grayscale_frames_equal_gymnasium_preprocessing_until_the_last_step() ->
     for action in (1, 2):  # fire_reset's start actions
         ref_obs, *_ = ref.step(action)
     assert ale_of(env).getEpisodeFrameNumber() == noops_frames + 2 * 4 == ale_of(ref).getEpisodeFrameNumber()
-    assert obs.shape == ref_obs.shape == (4, 84, 84) and obs.dtype == np.float32
-    assert np.array_equal(obs, np.stack([ref_obs[-1]] * 4).astype(np.float32) * SCALE)
+    assert obs.shape == ref_obs.shape == (4, 84, 84) and obs.dtype == ref_obs.dtype == np.uint8
+    assert np.array_equal(obs, np.stack([ref_obs[-1]] * 4))
 
     rng = np.random.default_rng(0)
     total = 0.0
@@ -229,27 +231,28 @@ def test_grayscale_frames_equal_gymnasium_preprocessing_until_the_last_step() ->
         total += reward
         if ts.done:
             break
-        assert np.array_equal(ts.obs[-1], ref_obs[-1].astype(np.float32) * SCALE), t
+        assert np.array_equal(ts.obs[-1], ref_obs[-1]), t
         if t >= 2:  # the stacks hold only frames after the start actions
-            assert np.array_equal(ts.obs, ref_obs.astype(np.float32) * SCALE), t
+            assert np.array_equal(ts.obs, ref_obs), t
     assert ts.terminated and t > 100 and ts.info["eval_episode_return"].tolist() == [total]
     final = warp(ale_of(env).getScreenGrayscale())
-    assert np.array_equal(ts.obs[-1], final.astype(np.float32) * SCALE)
+    assert np.array_equal(ts.obs[-1], final)
     assert np.array_equal(ref_obs[-1], prev_ref_newest) and not np.array_equal(ref_obs[-1], final)
-    assert np.array_equal(ts.obs[:-1], ref_obs[:-1].astype(np.float32) * SCALE)
+    assert np.array_equal(ts.obs[:-1], ref_obs[:-1])
     env.close()
     ref.close()
 
 
-def test_rgb_frames_take_the_max_in_color_then_gray() -> None:
-    """The default obs_type='rgb' maxes the two last RGB frames, then grays (OpenCV weights) and resizes.
+def test_rgb_screens_take_the_max_in_color_then_gray() -> None:
+    """``obs_type='rgb'`` maxes the two last RGB frames, then grays (OpenCV weights) and resizes: max-then-gray.
 
-    gymnasium grays first and then maxes; the two differ where the frames overlap in different
-    colors. ding's frames equal gymnasium's color max (AtariPreprocessing with grayscale_obs=False at
-    full size) grayed and resized, and Q*bert shows steps where that differs from gymnasium's gray.
+    gymnasium (and the default) gray first and then max; the two differ where the frames overlap in different
+    colors, and by ALE's palette luminance against OpenCV's weights. ding's frames equal gymnasium's color max
+    (AtariPreprocessing with grayscale_obs=False at full size) grayed and resized, and Q*bert shows steps where
+    that differs from gymnasium's gray frames.
     """
     seed, steps = 5, 60
-    env = make_env(env_id="ALE/Qbert-v5", is_train=False)
+    env = make_env(env_id="ALE/Qbert-v5", obs_type="rgb", is_train=False)
     env.seed(seed, dynamic_seed=False)
     env.reset()
     gray_ref = gym_reference("ALE/Qbert-v5", seed)
@@ -266,8 +269,8 @@ def test_rgb_frames_take_the_max_in_color_then_gray() -> None:
         color_obs, *_ = color_ref.step(action)
         assert not ts.done
         expected = warp(cv2.cvtColor(color_obs[-1], cv2.COLOR_RGB2GRAY))
-        assert np.array_equal(ts.obs[-1], expected.astype(np.float32) * SCALE), t
-        same_as_gray += np.array_equal(ts.obs[-1], gray_obs[-1].astype(np.float32) * SCALE)
+        assert np.array_equal(ts.obs[-1], expected), t
+        same_as_gray += np.array_equal(ts.obs[-1], gray_obs[-1])
     assert steps // 2 < same_as_gray < steps
     env.close()
 
@@ -291,7 +294,8 @@ def test_training_clips_rewards_and_ends_episodes_at_lost_lives() -> None:
         if ts.done:
             break
     assert max(true_rewards) > 1.0, "the run must include rewards that clipping changes"
-    assert ts.terminated and ts.info["real_done"] is False and "eval_episode_return" not in ts.info
+    assert ts.terminated and ts.info["real_done"] is False
+    assert ts.info["eval_episode_return"].tolist() == [sum(true_rewards)], "the game's true return so far"
     assert not ts_eval.done and ale_of(train).lives() == lives - 1
     train.close()
     evaluate.close()
@@ -342,6 +346,70 @@ def test_sticky_actions_change_the_dynamics_reproducibly() -> None:
     assert any(not np.array_equal(a, b) for a, b in zip(plain, sticky, strict=True))
     assert all(np.array_equal(a, b) for a, b in zip(sticky, again, strict=True))
     sticky_env.close()
+
+
+def _episode_starts(env: AtariEnv, seed: int, dynamic_seed: bool = True, episodes: int = 4) -> list[tuple[int, int]]:
+    """(frames since the ROM was loaded, frames of the episode) at each of ``episodes`` resets; short episodes."""
+    env.seed(seed, dynamic_seed=dynamic_seed)
+    starts = []
+    for _ in range(episodes):
+        env.reset()
+        starts.append((ale_of(env).getFrameNumber(), ale_of(env).getEpisodeFrameNumber()))
+        while not env.step(0).done:
+            pass
+    env.close()
+    return starts
+
+
+def test_the_emulator_is_seeded_at_the_first_reset_and_episodes_carry_on() -> None:
+    """A collector env loads the ROM with a seed once; later episodes continue its random streams, reproducibly."""
+    starts = _episode_starts(make_env(env_id="ALE/Pong-v5", max_episode_steps=20), seed=7)
+    loaded = [frames for frames, _ in starts]
+    assert loaded == sorted(loaded) and loaded[0] < 100 < loaded[-1], "no ROM reload after the first reset"
+    assert len({episode for _, episode in starts}) > 1, "the no-op counts differ between episodes"
+    assert _episode_starts(make_env(env_id="ALE/Pong-v5", max_episode_steps=20), seed=7) == starts
+    assert _episode_starts(make_env(env_id="ALE/Pong-v5", max_episode_steps=20), seed=8) != starts
+
+
+def test_reseed_each_episode_reloads_the_rom_with_a_fresh_seed() -> None:
+    cfg = {"env_id": "ALE/Pong-v5", "max_episode_steps": 20, "reseed_each_episode": True}
+    starts = _episode_starts(make_env(**cfg), seed=7)
+    assert all(frames == episode for frames, episode in starts), "every reset loads the ROM again"
+    assert len({episode for _, episode in starts}) > 1
+    assert _episode_starts(make_env(**cfg), seed=7) == starts
+
+
+def test_evaluation_episodes_all_start_alike() -> None:
+    """With ``dynamic_seed=False`` every reset seeds the emulator with the same seed (a reload each time)."""
+    env = make_env(env_id="ALE/Pong-v5", max_episode_steps=20, is_train=False)
+    starts = _episode_starts(env, seed=3, dynamic_seed=False)
+    assert len(set(starts)) == 1 and starts[0][0] == starts[0][1]
+
+
+def test_a_new_seed_or_a_rebuilt_emulator_is_seeded_again(tmp_path: pathlib.Path) -> None:
+    def starts_of(env: AtariEnv, episodes: int) -> list[tuple[int, int]]:
+        out = []
+        for _ in range(episodes):
+            env.reset()
+            out.append((ale_of(env).getFrameNumber(), ale_of(env).getEpisodeFrameNumber()))
+            while not env.step(0).done:
+                pass
+        return out
+
+    def run(replays: pathlib.Path) -> list[tuple[int, int]]:
+        env = make_env(env_id="ALE/Pong-v5", max_episode_steps=20)
+        env.seed(5)
+        first = starts_of(env, 2)
+        env.seed(5)  # the next reset loads the ROM with the new episode seed
+        assert starts_of(env, 2) == first
+        env.enable_save_replay(str(replays))  # the next reset builds a new emulator (to render): seeded too
+        rebuilt = starts_of(env, 2)
+        env.close()
+        assert rebuilt[0][0] == rebuilt[0][1] and rebuilt[1][0] > rebuilt[1][1], "loaded once, at the rebuild"
+        return first + rebuilt
+
+    # Reproducible, so the rebuilt emulator got a seed from the env's sequence (an unseeded one draws its own).
+    assert run(tmp_path / "a") == run(tmp_path / "b")
 
 
 def test_ram_observation_is_the_scaled_console_memory() -> None:

@@ -83,7 +83,7 @@ def test_declared_spaces_follow_the_config() -> None:
     declared = CarlaEnv.spaces_from_config({"camera": {"height": 48, "width": 64}, "navigation": {"n_waypoints": 3}})
     obs = declared.observation
     assert isinstance(obs, spaces.Dict) and set(obs.spaces) == {"camera", "birdview", "speed", "navigation"}
-    assert obs["camera"] == spaces.Box(0, 255, (48, 64, 3), np.float32)  # uint8 frames, float32 by convention
+    assert obs["camera"] == spaces.Box(0, 255, (48, 64, 3), np.uint8)  # the camera's frames, uint8 up to the model
     assert obs["birdview"] == spaces.Box(0, 1, (4, 64, 64), np.float32)
     assert obs["navigation"].shape == (8,) and obs["navigation"].high[-2] == np.float32(math.pi)
     assert declared.action == spaces.Box(-1, 1, (3,), np.float32)

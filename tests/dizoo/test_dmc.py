@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from gymnasium import spaces
 
 pytest.importorskip("dm_control")
 
@@ -28,6 +29,19 @@ def test_declared_state_spaces_are_the_tasks(domain: str, task: str) -> None:
         assert obs.shape == env.observation_space.shape and obs.dtype == np.float64
     finally:
         env.close()
+
+
+def test_state_observations_become_float32_in_the_first_step_of_the_chain() -> None:
+    cfg = {"domain_name": "cheetah", "task_name": "run"}
+    trace = DMCEnv.spec_trace(cfg)
+    assert trace[0][1].observation == spaces.Box(-np.inf, np.inf, (17,), np.float64)  # dm_control's own values
+    assert trace[1][0] == "flat_obs()" and trace[-1][1].observation == spaces.Box(-np.inf, np.inf, (17,), np.float32)
+    env, adapter = DMCEnv(cfg), DMCAdapter("cheetah", "run")
+    env.seed(0, dynamic_seed=False)  # every reset passes seed 0 to the simulator
+    obs, (raw_first, _) = env.reset(), adapter.reset(seed=0)
+    assert obs.dtype == np.float32 and np.array_equal(obs, raw_first.astype(np.float32))
+    env.close()
+    adapter.close()
 
 
 @pytest.mark.parametrize("channels_first", [True, False])
@@ -104,15 +118,15 @@ def test_episode_is_truncated_at_the_tasks_limit_with_the_return() -> None:
 )
 def test_pixel_observations(options: dict[str, Any], shape: tuple[int, ...]) -> None:
     env = DMCEnv({"from_pixels": True, **SMALL, **options})
-    assert env.observation_space.shape == shape and env.observation_space.dtype == np.float32
+    assert env.observation_space == spaces.Box(0, 255, shape, np.uint8)  # frames stay uint8 up to the model
     env.seed(0)
     first = env.reset()
     obs = env.step(np.ones(1, np.float32)).obs
-    assert obs.shape == shape and obs.dtype == np.float32 and obs.min() >= 0.0 and obs.max() <= 1.0
+    assert obs.shape == shape and obs.dtype == np.uint8
     if not options.get("grayscale") and options.get("frame_stack", 1) == 1:
-        frame = env.render().astype(np.float32) / 255.0  # the camera's (H, W, 3) frame at this state
+        frame = env.render()  # the camera's (H, W, 3) frame at this state
         expected = frame.transpose(2, 0, 1) if options["channels_first"] else frame
-        np.testing.assert_allclose(obs, expected, atol=1e-6)
+        np.testing.assert_array_equal(obs, expected)
     if options.get("frame_stack") == 2:
         np.testing.assert_array_equal(obs[0], first[-1])  # the previous frame moved one slot back
     env.close()

@@ -193,9 +193,11 @@ def test_delay_reward_step_releases_summed_rewards_every_k_steps_and_at_the_end(
         else:
             assert reward == 0.0
     assert float(infos[-1]["eval_episode_return"][0]) == pytest.approx(sum(raw), rel=1e-5)
-    assert [name for name, _ in MujocoEnv.spec_trace({**base, "delay_reward_step": 4})][2] == (
-        "delay_reward(delay_reward_step=4)"
-    )
+    assert [name for name, _ in MujocoEnv.spec_trace({**base, "delay_reward_step": 4})][1:4] == [
+        "flat_obs()",
+        "eval_episode_return()",
+        "delay_reward(delay_reward_step=4)",
+    ]
     with pytest.raises(ConfigError, match=r"delay_reward_step must be an int >= 0 .* got -1"):
         MujocoEnv.spaces_from_config({"delay_reward_step": -1})
 

@@ -39,7 +39,7 @@ def test_env_id_gives_ding_conventions() -> None:
     env.close()
 
 
-def test_accepts_env_instance_and_float64_obs_become_float32() -> None:
+def test_accepts_env_instance_and_observations_keep_the_declared_dtype() -> None:
     class Float64Env(gym.Env[Any, Any]):
         observation_space = spaces.Box(-1, 1, (2,), np.float64)
         action_space = spaces.Discrete(2)
@@ -52,10 +52,48 @@ def test_accepts_env_instance_and_float64_obs_become_float32() -> None:
             return self.np_random.uniform(-1, 1, 2), 1.0, True, False, {}
 
     env = DingEnvWrapper(Float64Env())
-    assert env.observation_space.dtype == np.float32
-    assert env.reset().dtype == np.float32
+    assert env.observation_space.dtype == np.float64 and env.reset().dtype == np.float64
     ts = env.step(np.array([1]))
+    assert ts.obs.dtype == np.float64 and ts.reward.dtype == env.reward_space.dtype == np.float32
     assert ts.done and ts.terminated and ts.info["eval_episode_return"][0] == 1.0
+
+
+def test_a_simulator_value_of_another_dtype_is_cast_to_the_declared_one() -> None:
+    class SloppyFrames(gym.Env[Any, Any]):
+        """Declares uint8 frames, returns Python lists of ints (and float64 arrays after a step)."""
+
+        observation_space = spaces.Box(0, 255, (2, 2), np.uint8)
+        action_space = spaces.Discrete(2)
+
+        def reset(self, *, seed: int | None = None, options: Any = None) -> tuple[Any, dict[str, Any]]:
+            super().reset(seed=seed)
+            return [[0, 255], [7, 9]], {}
+
+        def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+            return np.full((2, 2), 3.0), 1, False, False, {}
+
+    env = DingEnvWrapper(SloppyFrames())
+    obs = env.reset()
+    assert obs.dtype == np.uint8 and obs.tolist() == [[0, 255], [7, 9]]
+    ts = env.step(0)
+    assert ts.obs.dtype == np.uint8 and ts.obs.tolist() == [[3, 3], [3, 3]] and ts.reward.dtype == np.float32
+
+
+def test_an_observation_of_the_declared_dtype_passes_without_a_copy() -> None:
+    frame = np.zeros((2, 2), np.uint8)
+
+    class Frames(gym.Env[Any, Any]):
+        observation_space = spaces.Box(0, 255, (2, 2), np.uint8)
+        action_space = spaces.Discrete(2)
+
+        def reset(self, *, seed: int | None = None, options: Any = None) -> tuple[Any, dict[str, Any]]:
+            return frame, {}
+
+        def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+            return frame, 0.0, False, False, {}
+
+    env = DingEnvWrapper(Frames())
+    assert env.reset() is frame and env.step(0).obs is frame
 
 
 def test_same_seed_same_trajectory_and_dynamic_seed_differs() -> None:

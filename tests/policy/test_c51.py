@@ -150,6 +150,8 @@ def test_the_cartpole_config_compiles_strictly() -> None:
     assert cfg.policy.model == {
         "obs_shape": 4,
         "action_shape": 2,
+        "obs_dtype": "float32",
+        "obs_range": None,
         "encoder_hidden_size_list": [128, 128, 64],
         "head_hidden_size": None,
         "head_layer_num": 1,

@@ -75,6 +75,8 @@ def test_cartpole_config_compiles_strictly_into_dqn_defaults() -> None:
     assert policy.model == {
         "obs_shape": 4,
         "action_shape": 2,
+        "obs_dtype": "float32",
+        "obs_range": None,
         "encoder_hidden_size_list": [128, 128, 64],
         "dueling": True,
         "head_hidden_size": None,

@@ -56,7 +56,7 @@ from ding.envs.env_manager.settings import (
 )
 from ding.envs.env_manager.state import EnvState
 from ding.envs.probe import read_spaces
-from ding.envs.spaces import EnvSpaces
+from ding.envs.spaces import DEFAULT_REWARD_SPACE, EnvSpaces
 from ding.envs.timestep import BaseEnvTimestep
 from ding.errors import EnvManagerError, EnvSpecError, EnvStepError, ManagerStateError, WorkerTimeoutError
 from ding.utils.merge import deep_merge_dicts
@@ -607,8 +607,8 @@ class BaseEnvManager:
             self._recover(env_id, error)
         else:
             self._spend_retry(env_id, error)
-        shape = self._spaces.reward.shape if self._spaces is not None else None
-        reward = np.zeros(shape or (1,), dtype=np.float32)
+        reward_space = self._spaces.reward if self._spaces is not None else DEFAULT_REWARD_SPACE
+        reward = np.zeros(reward_space.shape or (1,), dtype=reward_space.dtype or np.float32)
         info = {"abnormal": True, "error": error.summary, "traceback": error.traceback_text}
         return BaseEnvTimestep(obs, reward, True, info, terminated=False, truncated=True)
 

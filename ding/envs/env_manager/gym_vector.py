@@ -8,6 +8,9 @@ is the *new* episode's first one, and the ended episode's last observation and i
 step that did not end an episode is merged at the top level with ``_key`` masks. ding envs report
 no info on reset, so a reset leaves no top-level entries.
 
+Observations and rewards keep the dtypes of the envs' spaces (uint8 frames stay uint8; rewards are the reward
+space's float32 where gymnasium's own vector envs give float64).
+
 As gymnasium expects, envs play episode after episode: an env the manager leaves waiting after an
 episode (``auto_reset=False``, or ``episode_num`` reached) is reset by the adapter in the same step.
 """
@@ -68,7 +71,7 @@ class ManagerVectorEnv(VectorEnv[Any, Any, np.ndarray]):
         ((3, 4), {})
         >>> obs, rewards, terminations, truncations, infos = envs.step(np.array([0, 1, 0]))
         >>> rewards, terminations
-        (array([1., 1., 1.]), array([False, False, False]))
+        (array([1., 1., 1.], dtype=float32), array([False, False, False]))
         >>> envs.close()
     """
 
@@ -135,12 +138,13 @@ class ManagerVectorEnv(VectorEnv[Any, Any, np.ndarray]):
         """Step every env with its row of ``actions``.
 
         Returns:
-            Batched ``(observations, rewards, terminations, truncations, infos)``; rewards are float64.
+            Batched ``(observations, rewards, terminations, truncations, infos)``; observations and rewards
+            have the dtypes of the envs' spaces (rewards: the reward space's, float32 by default).
         """
         rows = self._split_actions(actions)
         self._check_all_ready()
         batch = self._manager.step_batch(rows)
-        rewards = np.asarray(batch.reward, dtype=np.float64).reshape(self.num_envs)
+        rewards = np.asarray(batch.reward).reshape(self.num_envs)
         infos: dict[str, Any] = {}
         for env_id, info in enumerate(batch.info):
             if batch.done[env_id]:

@@ -1,9 +1,10 @@
 """Shared-memory buffers for a batch of envs, laid out from their declared spaces.
 
-Every buffer has one row per env. Observation leaves (Box, or the Box/Discrete leaves of Dict and
-Tuple observations) get two buffers: ``ready`` (what each env waits to be acted on) and ``final``
-(an episode's last observation, returned in its timestep while ``ready`` already holds the next
-episode's first one). Rewards, end flags, actions and per-env control words have one each.
+Every buffer has one row per env, of the dtype the spaces declare (uint8 frames take one byte a pixel).
+Observation leaves (Box, or the Box/Discrete leaves of Dict and Tuple observations) get two buffers:
+``ready`` (what each env waits to be acted on) and ``final`` (an episode's last observation, returned in its
+timestep while ``ready`` already holds the next episode's first one).
+Rewards, end flags, actions and per-env control words have one each.
 
 With ``shared=False`` every process keeps private arrays of the same layout and the rows of a
 step travel pickled through the worker's pipe (the ``shared_memory=False`` setting).
@@ -172,7 +173,7 @@ class BufferLayout:
             obs_paths=tuple(path for path, _ in leaves),
             ready=tuple(spec(leaf.shape or (), leaf.dtype) for _, leaf in leaves),
             final=tuple(spec(leaf.shape or (), leaf.dtype) for _, leaf in leaves),
-            reward=spec(env_spaces.reward.shape or (1,), np.float32),
+            reward=spec(env_spaces.reward.shape or (1,), env_spaces.reward.dtype or np.float32),
             flags=spec((4,), np.bool_),
             action=spec(action[0], action[1]) if action is not None else None,
             control=spec((2,), np.int64),

@@ -14,16 +14,19 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from ding.envs.env_wrappers.ale import AleSkip, direct_ale_env
 from ding.envs.env_wrappers.arguments import PositiveInt
 from ding.envs.env_wrappers.base import DingObservationWrapper, DingWrapper, SpaceTriple, register_wrapper
 from ding.envs.env_wrappers.episode import EpisodeReturn
-from ding.envs.env_wrappers.repeat import StepResult, repeat_action, summed_rewards
+from ding.envs.env_wrappers.repeat import StepResult, summed_rewards
 from ding.envs.env_wrappers.reward import RewardSum
 from ding.envs.env_wrappers.rule import SpaceKindError, describe_space
 from ding.envs.spaces import is_placeholder
 from ding.errors import ConfigError, ShapeRuleError
 
 _ALE_RAM_SIZE = 128
+_FLOAT32_EXACT_INTS = 2**24
+"""Integers up to this magnitude are exact in float32, so are sums of them that stay below it."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -129,9 +132,18 @@ class NoopResetWrapper(DingWrapper):
 class MaxAndSkipWrapper(DingWrapper):
     """Repeat each action ``skip`` times, sum the rewards and return the element-wise max of the last two frames.
 
-    Stops early when the episode ends; the max then covers the frames seen in this step only (a
-    single frame is returned as is). Needs an array (Box) observation; shapes, dtype and bounds are
-    unchanged.
+    The observation is the max of the skip's last two frames (``skip >= 2``). When the episode ends
+    inside the skip, it is the frame it ended on (never a frame of an earlier step). Needs an array
+    (Box) observation; shapes, dtype and bounds are unchanged.
+
+    Right above an ALE env (``frameskip=1``; wrappers in between that only reset, such as
+    ``noop_reset``, are fine) and with ``direct_emulator`` (the default), the frames are played on
+    the emulator directly from the second step on, with the screen read only for the last two
+    frames (:class:`~ding.envs.env_wrappers.ale.AleSkip`): the same observations, rewards, ends
+    and infos as stepping the env, at a fraction of the cost (``emulator_direct`` tells whether
+    it does). The max is taken over the screen the env delivers: RGB (then a ``warp_frame``
+    converts the maxed frame to gray: max-then-gray) or ALE's grayscale (``obs_type='grayscale'``:
+    gray-then-max, as gymnasium's ``AtariPreprocessing``).
 
     Example:
         >>> MaxAndSkipWrapper.new_shape((210, 160, 3), 6, (1,), skip=2)
@@ -145,6 +157,7 @@ class MaxAndSkipWrapper(DingWrapper):
         rew_space: spaces.Space[Any],
         *,
         skip: PositiveInt = 4,
+        direct_emulator: bool = True,
     ) -> SpaceTriple:
         if not isinstance(obs_space, spaces.Box):
             raise SpaceKindError(
@@ -155,20 +168,54 @@ class MaxAndSkipWrapper(DingWrapper):
 
     def _setup(self) -> None:
         space = self.observation_space
-        self._frames = np.zeros((2, *space.shape), dtype=space.dtype)  # type: ignore[misc]
+        assert isinstance(space, spaces.Box)  # the rule requires it
+        self._dtype = space.dtype
+        self._before_last = np.zeros(space.shape, dtype=space.dtype)
         self._total = RewardSum(self.reward_space.shape)  # type: ignore[arg-type]
+        direct = self.direct_emulator and self.reward_space.shape == (1,)
+        ale_env = direct_ale_env(self.env) if direct else None
+        self._emulator = None if ale_env is None else AleSkip(ale_env, self.skip)
+        self._direct = False  # from the second step on: the first one goes through the env and its checks
 
-    def _keep(self, index: int, obs: Any) -> None:
-        self._frames[index & 1, ...] = obs
+    @property
+    def emulator_direct(self) -> bool:
+        """True when steps play the frames on the ALE emulator directly (from the second step on)."""
+        return self._direct
 
     def step(self, action: Any) -> StepResult:
-        (_, reward, terminated, truncated, info), steps = repeat_action(
-            self.env, action, self.skip, self._total, keep=self._keep
-        )
-        frame = self._frames[0, ...].copy()  # [0, ...] keeps a 0-d frame an array
-        if steps > 1:
-            np.maximum(frame, self._frames[1, ...], out=frame)
-        return frame, reward, terminated, truncated, info
+        if self._direct:
+            assert self._emulator is not None
+            frame, rewards, terminated, truncated, info = self._emulator.step(action)
+            return frame, self._sum(rewards), terminated, truncated, info
+        result = self._step_env(action)
+        self._direct = self._emulator is not None
+        return result
+
+    def _step_env(self, action: Any) -> StepResult:
+        last = self.skip - 1
+        obs: Any = None
+        terminated = truncated = False
+        info: dict[str, Any] = {}
+        i = 0
+        for i in range(self.skip):
+            obs, reward, terminated, truncated, info = self.env.step(action)
+            self._total.add(reward)
+            if terminated or truncated:
+                break
+            if i == last - 1:
+                self._before_last[...] = obs
+        frame = np.array(obs, dtype=self._dtype)  # a new array, [0, ...]-safe for 0-d frames
+        if i == last and i > 0:
+            np.maximum(frame, self._before_last, out=frame)
+        return frame, self._total.take(), bool(terminated), bool(truncated), info
+
+    def _sum(self, rewards: list[int]) -> Any:
+        """The float32 sum of the frames' integer rewards, as :class:`RewardSum` adds them up."""
+        if sum(map(abs, rewards)) < _FLOAT32_EXACT_INTS:  # every partial sum is exact in float32
+            return float(sum(rewards))
+        for reward in rewards:
+            self._total.add(float(reward))
+        return self._total.take()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -2,6 +2,10 @@
 
 ``train`` selects the collector variant: some steps (life loss as episode end, reward clipping)
 apply only while training, so evaluation reports the game's true return.
+
+``atari_default`` delivers uint8 frames, ``(4, 84, 84)`` stacks in [0, 255]: models scale them to [0, 1] on
+their device (:mod:`ding.model.obs_input`), so shared memory and replay buffers hold a quarter of float32's
+bytes. Add ``scaled_float_frame`` before ``frame_stack`` in a chain of your own for float32 frames.
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ def preset_chain(name: str, *, train: bool = True) -> list[Any]:
 
     >>> preset_chain('default')
     ['eval_episode_return']
+    >>> preset_chain('atari_default', train=False)[-2:]
+    [('warp_frame', {'size': 84}), ('frame_stack', {'n_frames': 4})]
     """
     if name == "default":
         return ["eval_episode_return"]
@@ -29,7 +35,7 @@ def preset_chain(name: str, *, train: bool = True) -> list[Any]:
         ]
         if train:
             chain.append("episodic_life")
-        chain += ["fire_reset", ("warp_frame", {"size": 84}), "scaled_float_frame"]
+        chain += ["fire_reset", ("warp_frame", {"size": 84})]
         if train:
             chain.append("clip_reward")
         chain.append(("frame_stack", {"n_frames": 4}))

@@ -142,7 +142,7 @@ def update_space(
     >>> import numpy as np
     >>> s = update_space(spaces.Box(0, 255, (210, 160, 3), np.uint8), spaces.Discrete(6), None, 'atari_default')
     >>> s.observation.shape, s.observation.dtype
-    ((4, 84, 84), dtype('float32'))
+    ((4, 84, 84), dtype('uint8'))
     """
     start = EnvSpaces(obs_space, act_space, rew_space if rew_space is not None else DEFAULT_REWARD_SPACE)
     return trace_spaces(start, wrapper_names, train=train)[-1][1]

@@ -1,7 +1,9 @@
 """Any ALE game as a ding env, with its spaces stated from the config alone (DI-engine's ``atari`` env).
 
 The emulator runs without frame skipping or sticky actions of its own (``frameskip=1``); the
-wrapper chain does the Atari preprocessing, so ``ding -m spec`` predicts every shape. ``env_id``
+wrapper chain does the Atari preprocessing, so ``ding -m spec`` predicts every shape. Its
+``max_and_skip`` plays the skipped frames on the emulator directly and reads only the screens it
+keeps (:mod:`ding.envs.env_wrappers.ale`). ``env_id``
 only selects the game: ``'ALE/Pong-v5'`` and ``'PongNoFrameskip-v4'`` build the same env, since
 this config, not the id, sets frame skipping, sticky actions and the observation type (ale-py 0.12
 registers both with ALE's cap of 108,000 frames, 30 minutes of play, per game).
@@ -30,6 +32,7 @@ from dizoo.atari.envs.ale_games import (
 from dizoo.flags import bool_flag
 
 OBS_TYPES = ("rgb", "grayscale")
+DEFAULT_OBS_TYPE = "grayscale"
 _SKIPPING_WRAPPERS = ("max_and_skip", "frame_skip", "action_repeat")
 
 
@@ -64,12 +67,17 @@ def _check_atari_config(cfg: Mapping[str, Any]) -> None:
     obs_type = cfg.get("obs_type")
     if obs_type not in OBS_TYPES:
         raise ConfigError(f"obs_type must be one of {OBS_TYPES} (the screen observation), got {obs_type!r}")
-    if cfg.get("ram") and obs_type != "rgb":
-        raise ConfigError(f"ram=True observes the RAM, so obs_type (a screen option) must stay 'rgb'; got {obs_type!r}")
+    if cfg.get("ram") and obs_type != DEFAULT_OBS_TYPE:
+        raise ConfigError(
+            f"ram=True observes the RAM, so obs_type (a screen option) must stay {DEFAULT_OBS_TYPE!r}; got {obs_type!r}"
+        )
+    if not isinstance(cfg.get("reseed_each_episode"), bool):
+        raise TypeError(f"reseed_each_episode must be a bool, got {cfg.get('reseed_each_episode')!r}")
     if cfg.get("env_kwargs"):
         raise ConfigError(
             f"AtariEnv takes no env_kwargs (got {dict(cfg['env_kwargs'])!r}); its options are the config keys "
-            "env_id, repeat_action_probability, obs_type, ram, frame_stack, max_episode_steps and env_wrapper"
+            "env_id, repeat_action_probability, obs_type, ram, frame_stack, max_episode_steps, reseed_each_episode "
+            "and env_wrapper"
         )
     _episode_limit(cfg)
     _frame_stack(cfg)
@@ -127,12 +135,23 @@ class AtariEnv(DingEnvWrapper):
     - ``env_id``: the game, as a gymnasium id (``'ALE/Breakout-v5'``, ``'BreakoutNoFrameskip-v4'``).
     - ``env_wrapper``: a preset or a wrapper list applied to the raw observation.
     - ``repeat_action_probability``: ALE's sticky actions; 0.0 (the DQN convention) or 0.25 (Machado et al.).
-    - ``obs_type``: the screen, ``'rgb'`` (210, 160, 3) or ALE's own ``'grayscale'`` (210, 160).
+    - ``obs_type``: the screen, ALE's own ``'grayscale'`` (210, 160) or ``'rgb'`` (210, 160, 3). It sets the
+      order of ``atari_default``'s max over two frames and its conversion to gray: ``'grayscale'`` (the
+      default) maxes ALE's gray screens (gray-then-max; frames equal those of gymnasium's
+      ``AtariPreprocessing`` and envpool), ``'rgb'`` maxes the RGB screens and ``warp_frame`` then converts
+      to gray with OpenCV's weights (max-then-gray, as DI-engine and the Nature DQN). The two differ by
+      a gray level or two on some pixels (ALE's palette luminance against OpenCV's rounding) and more
+      where a pixel changes colour between the two frames; ``'rgb'`` costs about 8 % more per step.
     - ``ram``: observe the 128-byte RAM instead; with ``env_wrapper='atari_default'`` the chain is
       :func:`atari_ram_chain`, any other chain is applied to the raw ``(128,)`` uint8 RAM.
     - ``frame_stack`` (DI-engine's key): the number of frames ``atari_default`` stacks (None: 4; 0: none,
       a single ``(84, 84)`` frame).
     - ``obs_plus_prev_action_reward`` (DI-engine's key): add the previous action and reward to the observation.
+    - ``reseed_each_episode``: pass a fresh episode seed to the emulator at every reset (DI-engine's way;
+      ALE reloads the ROM for a seed, 0.25-0.5 s with ale-py 0.12). False (the default) seeds the
+      emulator at the first reset after :meth:`seed` (and at every reset when ``dynamic_seed=False``, so
+      evaluation episodes all start alike); later episodes carry on its random streams (the no-op counts,
+      sticky actions), so they differ and the whole run is still reproducible from the seed.
     - ``max_episode_steps``: cut a game after this many steps of the frame-skipping wrapper
       (``time_limit`` right above it, so the start's FIRE presses and the no-op after a lost life
       count too, the reset's no-ops do not); None leaves ALE's cap of 108,000 frames.
@@ -151,15 +170,31 @@ class AtariEnv(DingEnvWrapper):
         "env_id": "ALE/Pong-v5",
         "env_wrapper": "atari_default",
         "repeat_action_probability": 0.0,
-        "obs_type": "rgb",
+        "obs_type": DEFAULT_OBS_TYPE,
         "ram": False,
+        "reseed_each_episode": False,
         "frame_stack": None,
         "obs_plus_prev_action_reward": False,
         "max_episode_steps": None,
     }
 
     def __init__(self, cfg: Mapping[str, Any] | None = None) -> None:
+        self._seeded_simulator: gym.Env[Any, Any] | None = None  # the emulator a seed was last passed to
         super().__init__(cfg=cfg or {})
+
+    def seed(self, seed: int, dynamic_seed: bool = True) -> None:
+        super().seed(seed, dynamic_seed)
+        self._seeded_simulator = None
+
+    def _next_episode_seed(self) -> int | None:
+        """The seed for the emulator's next reset: see ``reseed_each_episode``."""
+        seed = super()._next_episode_seed()
+        if seed is None or self._cfg.reseed_each_episode or not self._dynamic_seed:
+            return seed
+        if self._seeded_simulator is self._env:
+            return None
+        self._seeded_simulator = self._env
+        return seed
 
     # ----- spaces --------------------------------------------------------------------------------
     @classmethod
@@ -217,7 +252,8 @@ class AtariEnvMR(AtariEnv):
 
     It runs the same chain as :class:`AtariEnv` (DI-engine builds both with the same DeepMind wrappers) and takes
     the same keys. What differs, as in DI-engine: ``env_id`` must name Montezuma's Revenge, and every seeded reset
-    draws a fresh episode seed from the env's seed even after ``seed(s, dynamic_seed=False)``, so evaluation
+    (``reseed_each_episode`` is True here) draws a fresh episode seed from the env's seed even after
+    ``seed(s, dynamic_seed=False)``, so evaluation
     episodes start differently too (the game itself is deterministic; the start varies by the reset's no-ops).
 
     Example:
@@ -225,7 +261,7 @@ class AtariEnvMR(AtariEnv):
         ((4, 84, 84), 18, (1,))
     """
 
-    config: ClassVar[dict[str, Any]] = {"env_id": "MontezumaRevengeNoFrameskip-v4"}
+    config: ClassVar[dict[str, Any]] = {"env_id": "MontezumaRevengeNoFrameskip-v4", "reseed_each_episode": True}
 
     @classmethod
     def raw_spaces(cls, cfg: Mapping[str, Any]) -> EnvSpaces:

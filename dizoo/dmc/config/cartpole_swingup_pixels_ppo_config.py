@@ -1,9 +1,9 @@
 """dm_control cartpole-swingup from pixels with continuous-action PPO and a conv encoder.
 
-Observations are the last 3 gray 84x84 camera frames, channels first and scaled to [0, 1]: ``(3, 84, 84)`` float32,
-predicted by ``ding -m spec``; PPO's VAC model encodes them with a shared conv encoder (the off-policy
-counterpart is ``cartpole_swingup_pixels_sac_config.py``). Each action is repeated for 8 control steps (125 agent
-steps an episode).
+Observations are the last 3 gray 84x84 camera frames, channels first: ``(3, 84, 84)`` uint8 (the model scales them
+to [0, 1] on its device), predicted by ``ding -m spec``; PPO's VAC model encodes them with a shared conv encoder
+(the off-policy counterpart is ``cartpole_swingup_pixels_sac_config.py``). Each action is repeated for 8 control
+steps (125 agent steps an episode).
 
 Train with ``ding -m serial_onpolicy -c dizoo/dmc/config/cartpole_swingup_pixels_ppo_config.py -s 0``. Rendering
 runs in software here (EGL or OSMesa), a few hundred frames a second at best, so training from pixels is slow on

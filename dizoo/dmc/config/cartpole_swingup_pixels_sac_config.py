@@ -1,9 +1,9 @@
 """dm_control cartpole-swingup from pixels with SAC; its actor and critics encode frames with convolutions.
 
-Observations are the last 3 gray 84x84 camera frames, channels first and scaled to [0, 1]: ``(3, 84, 84)`` float32,
-predicted by ``ding -m spec``. Each action is repeated for 8 control steps. The replay buffer holds 10,000
-transitions (about 2 GB of float32 frames). Rendering runs in software on CPU-only machines, so training from pixels
-is slow there; this config has not been run to its stop value here.
+Observations are the last 3 gray 84x84 camera frames, channels first: ``(3, 84, 84)`` uint8 (the model scales them
+to [0, 1] on its device), predicted by ``ding -m spec``. Each action is repeated for 8 control steps. The replay
+buffer holds 10,000 transitions of uint8 frames (a quarter of float32's bytes). Rendering runs in software on CPU-
+only machines, so training from pixels is slow there; this config has not been run to its stop value here.
 
 Train with ``ding -m serial -c dizoo/dmc/config/cartpole_swingup_pixels_sac_config.py -s 0`` (or run this file).
 """

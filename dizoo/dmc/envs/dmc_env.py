@@ -45,7 +45,8 @@ class DMCEnv(DingEnvWrapper):
       when frames are stacked.
     - ``frame_stack``: stack the last n observations (``frame_stack``) when n > 1. Gray frames stack to
       ``(n, H, W)``, an image a conv encoder takes; RGB frames to ``(n, 3, H, W)``.
-    - pixel frames are scaled to float32 in [0, 1] (``scaled_float_frame``).
+    - pixel frames stay uint8 in [0, 255] (models scale them to [0, 1] on their device); state observations,
+      float64 in dm_control, become float32 through ``flat_obs``, the chain's first step.
     - ``max_episode_steps``: a time limit in agent steps (None: the task's own, 1000 control steps, that is
       ``ceil(1000 / frame_skip)`` agent steps).
     - ``act_scale``: the agent acts in [-1, 1] through ``normalized_action`` (which also clips).
@@ -57,7 +58,7 @@ class DMCEnv(DingEnvWrapper):
         Box(-inf, inf, (24,), float32)
         >>> cfg = {'from_pixels': True, 'grayscale': True, 'frame_stack': 3}
         >>> DMCEnv.spaces_from_config(cfg).observation
-        Box(0.0, 1.0, (3, 84, 84), float32)
+        Box(0, 255, (3, 84, 84), uint8)
     """
 
     config: ClassVar[dict[str, Any]] = {
@@ -100,9 +101,10 @@ class DMCEnv(DingEnvWrapper):
 
     @classmethod
     def wrapper_chain(cls, cfg: Mapping[str, Any]) -> WrapperChain:
-        chain: list[Any] = list(super().wrapper_chain(cfg) or [])  # type: ignore[arg-type]
         n_frames = _positive_int(cfg, "frame_stack")
         pixels = bool(cfg.get("from_pixels"))
+        chain: list[Any] = [] if pixels else ["flat_obs"]  # dm_control's float64 states as float32
+        chain += list(super().wrapper_chain(cfg) or [])  # type: ignore[arg-type]
         if cfg.get("grayscale"):
             if not pixels:
                 raise ConfigError("env.grayscale needs from_pixels=True")
@@ -110,8 +112,6 @@ class DMCEnv(DingEnvWrapper):
             chain.append({"type": "gray_scale", "kwargs": {"keep_dim": n_frames == 1, "channel_order": order}})
         if n_frames > 1:
             chain.append({"type": "frame_stack", "kwargs": {"n_frames": n_frames}})
-        if pixels:
-            chain.append("scaled_float_frame")
         if cfg.get("act_scale", True):
             chain.append("normalized_action")
         return chain

@@ -146,6 +146,9 @@ def _delay_reward_step(cfg: Mapping[str, Any]) -> int:
 class MujocoEnv(DingEnvWrapper):
     """A gymnasium MuJoCo v5 env (``env_id``: Hopper-v5, HalfCheetah-v5, Walker2d-v5, Ant-v5) as a ding env.
 
+    Observations are float32: gymnasium's MuJoCo envs give float64 vectors, and the chain's first step,
+    ``flat_obs``, casts them (a ``(n,)`` vector flattens to itself), as DI-engine's MuJoCo env does.
+
     Config keys besides the common ones:
 
     - ``env_kwargs``: gymnasium's keyword arguments for the env (options such as
@@ -198,7 +201,8 @@ class MujocoEnv(DingEnvWrapper):
 
     @classmethod
     def wrapper_chain(cls, cfg: Mapping[str, Any]) -> WrapperChain:
-        chain: list[Any] = list(super().wrapper_chain(cfg) or [])  # type: ignore[arg-type]
+        chain: list[Any] = ["flat_obs"]  # gymnasium's float64 observations as float32
+        chain += list(super().wrapper_chain(cfg) or [])  # type: ignore[arg-type]
         norm_obs = cfg.get("norm_obs") or {}
         if norm_obs.get("use_norm"):
             clip = norm_obs.get("clip_range", (-5.0, 5.0))

@@ -65,7 +65,7 @@ def test_spaces_and_batched_step(vector_env: ManagerVectorEnv) -> None:
     assert obs.shape == (3, 4) and obs.dtype == np.float32 and obs in envs.observation_space
     obs, rewards, terminations, truncations, infos = envs.step(np.array([0, 1, 0]))
     assert obs.shape == (3, 4) and obs in envs.observation_space
-    assert rewards.shape == (3,) and rewards.dtype == np.float64
+    assert rewards.shape == (3,) and rewards.dtype == envs.manager.env_spaces.reward.dtype == np.float32
     np.testing.assert_array_equal(rewards, [1.0, 1.0, 1.0])
     assert terminations.dtype == np.bool_ and truncations.dtype == np.bool_
     assert not terminations.any() and not truncations.any()

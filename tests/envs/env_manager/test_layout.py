@@ -19,6 +19,7 @@ from gymnasium import spaces
 
 from ding.envs.env_manager import BaseEnvManager
 from ding.envs.env_manager.shm import BufferLayout
+from ding.envs.spaces import EnvSpaces
 from ding.errors import EnvSpecError, EnvStepError
 from dizoo.classic_control.cartpole.envs import CartPoleEnv
 from dizoo.classic_control.pendulum.envs import PendulumEnv
@@ -94,6 +95,17 @@ def test_dict_observation_layout() -> None:
     assert layout.reward.shape == (4, 1) and np.dtype(layout.reward.dtype) == np.float32
     names = [spec.name for spec in layout.all_specs()]
     assert len(set(names)) == len(names) and all(name.startswith(f"ding_{os.getpid()}_") for name in names)
+
+
+def test_every_buffer_has_the_dtype_its_space_declares() -> None:
+    frames = spaces.Dict(
+        {"frame": spaces.Box(0, 255, (4, 8, 8), np.uint8), "speed": spaces.Box(0, 1, (1,), np.float64)}
+    )
+    reward = spaces.Box(-1, 1, (2,), np.float64)
+    layout = BufferLayout.plan(EnvSpaces(frames, spaces.Discrete(3), reward), env_num=2)
+    assert [(s.shape, np.dtype(s.dtype)) for s in layout.ready] == [((2, 4, 8, 8), np.uint8), ((2, 1), np.float64)]
+    assert layout.reward.shape == (2, 2) and np.dtype(layout.reward.dtype) == np.float64
+    assert layout.ready[0].nbytes == 2 * 4 * 8 * 8  # one byte a pixel
 
 
 def test_tuple_observation_and_box_action_layout() -> None:

@@ -196,7 +196,9 @@ KWARGS: dict[str, KwargsRule] = {
     # atari and repeat
     "noop_reset": _noop,
     "max_and_skip": lambda s, env: (
-        st.fixed_dictionaries({"skip": st.integers(1, 4)}) if is_box(s.observation) and is_box(s.reward) else None
+        st.fixed_dictionaries({"skip": st.integers(1, 4), "direct_emulator": st.booleans()})
+        if is_box(s.observation) and is_box(s.reward)
+        else None
     ),
     "episodic_life": _lives,
     "fire_reset": lambda s, env: st.just({}),

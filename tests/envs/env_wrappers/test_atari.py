@@ -162,24 +162,25 @@ def test_max_and_skip_returns_the_max_of_the_last_two_frames_and_sums_rewards() 
     assert inner.actions == [3] * 4 + [1] * 4
 
 
-def test_max_and_skip_stops_at_episode_end_and_maxes_only_what_it_saw() -> None:
-    frames = random_frames(7, seed=1)
-    frames[4] = np.full(FRAME_SHAPE, 255, np.uint8)  # would dominate a max taken across steps
-    inner = ScriptedEnv(frames=frames, episode_len=5)
-    env = MaxAndSkipWrapper(inner, skip=4)
-    env.reset()
-    env.step(0)
-    obs, reward, terminated, _, _ = env.step(0)
-    assert terminated and reward == 5 and len(inner.actions) == 5
-    assert np.array_equal(obs, frames[5])
-
-    inner = ScriptedEnv(frames=frames, episode_len=6)
-    env = MaxAndSkipWrapper(inner, skip=4)
-    env.reset()
-    env.step(0)
-    obs, reward, terminated, _, _ = env.step(0)
-    assert terminated and reward == 5 + 6 and len(inner.actions) == 6
-    assert np.array_equal(obs, np.maximum(frames[5], frames[6]))
+def test_max_and_skip_ending_inside_the_skip_returns_the_frame_it_ended_on() -> None:
+    """The max covers the skip's last two frames; an episode that ends before them shows its final frame alone."""
+    frames = random_frames(9, seed=1)
+    frames[4] = np.full(FRAME_SHAPE, 255, np.uint8)  # the previous step's last frame: it must never show up again
+    for episode_len, expected in (
+        (5, frames[5]),  # ends on the 1st frame of the second step
+        (6, frames[6]),  # on the 2nd
+        (7, frames[7]),  # on the 3rd (the first of the two the max covers)
+        (8, np.maximum(frames[7], frames[8])),  # on the 4th: the usual max
+    ):
+        inner = ScriptedEnv(frames=frames, episode_len=episode_len)
+        env = MaxAndSkipWrapper(inner, skip=4)
+        env.reset()
+        env.step(0)
+        obs, reward, terminated, _, _ = env.step(0)
+        assert terminated and len(inner.actions) == episode_len
+        assert reward == sum(range(5, episode_len + 1))
+        assert obs.dtype == np.uint8 and np.array_equal(obs, expected), episode_len
+    assert not np.array_equal(frames[7], np.maximum(frames[7], frames[8]))
 
 
 def test_max_and_skip_stops_on_truncation() -> None:

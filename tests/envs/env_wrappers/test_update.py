@@ -109,7 +109,7 @@ def test_presets_differ_between_train_and_eval() -> None:
 
 def test_full_space_propagation_keeps_dtype_and_bounds() -> None:
     out = update_space(spaces.Box(0, 255, (210, 160, 3), np.uint8), spaces.Discrete(6), None, "atari_default")
-    assert out.observation == spaces.Box(0.0, 1.0, (4, 84, 84), np.float32)
+    assert out.observation == spaces.Box(0, 255, (4, 84, 84), np.uint8)  # frames stay uint8 up to the model
     assert out.reward.shape == (1,) and out.reward.low.min() == -1.0
     assert update_space(out.observation, out.action, out.reward, None) == out
 
@@ -125,8 +125,8 @@ def test_atari_default_on_real_pong() -> None:
     assert wrapped.observation_space == predicted.observation
     assert reward_space_of(wrapped) == predicted.reward
     obs, _ = wrapped.reset(seed=0)
-    assert obs.shape == (4, 84, 84) and obs.dtype == np.float32
+    assert obs.shape == (4, 84, 84) and obs.dtype == np.uint8
     for _ in range(20):
         obs, reward, *_ = wrapped.step(wrapped.action_space.sample())
-        assert obs.shape == (4, 84, 84) and obs.dtype == np.float32 and -1.0 <= reward <= 1.0
+        assert obs.shape == (4, 84, 84) and obs.dtype == np.uint8 and -1.0 <= reward <= 1.0
     wrapped.close()
