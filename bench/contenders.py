@@ -63,6 +63,7 @@ CARTPOLE = EnvCase(
     "CartPole-v1 (ding `cartpole`; gymnasium `CartPole-v1` for gymnasium contenders)",
     partial(CartPoleEnv, cfg={}),
     partial(gym.make, "CartPole-v1"),
+    envpool=EnvpoolTask("CartPole-v1"),
 )
 
 CASES: dict[str, EnvCase] = {
@@ -259,6 +260,58 @@ class DingBatch(DingManager):
         return len(batch.done)
 
 
+class DingSendRecv(DingManager):
+    """A ding manager driven through ``send`` / ``recv`` with two batches in flight, so one batch steps while the
+    caller handles the other: N envs in batches of N/2, or (``double``) 2N envs in batches of N as envpool async."""
+
+    def __init__(self, case: EnvCase, n: int, key: str, label: str, cfg: dict[str, Any], double: bool = False) -> None:
+        super().__init__(case, n, key, label, {**cfg, "batch_size": n if double else max(1, n // 2)})
+        self.envs = 2 * n if double else n
+        self.ids = np.arange(0)
+
+    def start(self) -> None:
+        self.manager = create_env_manager(self.cfg, [self.case.ding_fn for _ in range(self.envs)])
+        self.manager.seed(0)
+        self._first_batch()
+
+    def _first_batch(self) -> None:
+        assert self.manager is not None
+        self.manager.async_reset()
+        self.ids = self.manager.recv().env_ids
+        self.dispatched = self.envs - len(self.ids)  # first observations still to come count as in flight
+
+    def step_batch(self, row: list[int], array: np.ndarray) -> int:
+        manager = self.manager
+        assert manager is not None
+        manager.send(array[self.ids % self.n], self.ids)
+        self.dispatched += len(self.ids)
+        batch = manager.recv()
+        self.ids = batch.env_ids
+        self.delivered += len(self.ids)
+        for info in batch.info:
+            if info and info.get("abnormal"):
+                self.abnormal += 1
+        return len(self.ids)
+
+    def reset_all(self) -> None:
+        manager = self.manager
+        assert manager is not None
+        pending = self.envs - len(self.ids)  # the envs of the other batch are in flight
+        while pending > 0:
+            pending -= len(manager.recv().env_ids)
+        self._first_batch()
+
+    def end_window(self) -> None:
+        in_flight = self.envs - len(self.ids)  # envs sent and not received: the batch not returned last
+        if self.dispatched != self.delivered + in_flight:
+            self.anomalies.append(
+                f"dispatched {self.dispatched} env steps, delivered {self.delivered}, {in_flight} in flight"
+            )
+        if self.abnormal:
+            self.anomalies.append(f"{self.abnormal} abnormal timesteps")
+        self.dispatched, self.delivered, self.abnormal = in_flight, 0, 0
+
+
 def start_local_ray() -> None:
     """One local Ray for the whole benchmark (its start-up is not a manager's), with every core of the machine."""
     import os
@@ -299,6 +352,16 @@ def make_contenders(case: EnvCase, n: int, keys: list[str] | None = None) -> lis
         cfg = {"type": "subprocess", "envs_per_worker": n // 2}
         found.append(DingManager(case, n, "subprocess_k", CONTENDER_LABELS["subprocess_k"], cfg))
         found.append(DingBatch(case, n, "subprocess_k_batch", CONTENDER_LABELS["subprocess_k_batch"], cfg))
+        found.append(DingSendRecv(case, n, "subprocess_k_sendrecv", CONTENDER_LABELS["subprocess_k_sendrecv"], cfg))
+        double = {"type": "subprocess", "envs_per_worker": n}
+        key = "subprocess_2n_sendrecv"
+        found.append(DingSendRecv(case, n, key, CONTENDER_LABELS[key], double, double=True))
+        zmq = {"type": "zmq", "envs_per_worker": n // 2}
+        found.append(DingSendRecv(case, n, "zmq_ipc_k_sendrecv", CONTENDER_LABELS["zmq_ipc_k_sendrecv"], zmq))
+    if n >= 2:
+        cfg = {"type": "subprocess"}
+        found.append(DingSendRecv(case, n, "subprocess_1_sendrecv", CONTENDER_LABELS["subprocess_1_sendrecv"], cfg))
+        found.append(DingSendRecv(case, n, "base_sendrecv", CONTENDER_LABELS["base_sendrecv"], {"type": "base"}))
     found.append(DingManager(case, n, "async", "ding async_subprocess (defaults)", {"type": "async_subprocess"}))
     found.append(DingManager(case, n, "zmq_ipc_1", CONTENDER_LABELS["zmq_ipc_1"], {"type": "zmq"}))
     if n // 2 > 1:
@@ -330,6 +393,11 @@ CONTENDER_LABELS: dict[str, str] = {
     "subprocess_k": "ding subprocess, k=N/2 envs/worker",
     "subprocess_k_batch": "ding subprocess, k=N/2 envs/worker, step_batch()",
     "async": "ding async_subprocess (defaults)",
+    "base_sendrecv": "ding base, send/recv: N envs, batches of N/2",
+    "subprocess_1_sendrecv": "ding subprocess, 1 env/worker, send/recv: N envs, batches of N/2",
+    "subprocess_k_sendrecv": "ding subprocess, k=N/2 envs/worker, send/recv: N envs, batches of N/2",
+    "subprocess_2n_sendrecv": "ding subprocess, N envs/worker, send/recv: 2N envs, batches of N (as envpool async)",
+    "zmq_ipc_k_sendrecv": "ding zmq over ipc, k=N/2 envs/worker, send/recv: N envs, batches of N/2",
     "zmq_ipc_1": "ding zmq over ipc, 1 env/worker",
     "zmq_ipc_k": "ding zmq over ipc, k=N/2 envs/worker",
     "zmq_ipc_k_batch": "ding zmq over ipc, k=N/2 envs/worker, step_batch()",

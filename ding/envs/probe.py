@@ -77,6 +77,26 @@ def read_spaces(env: Any) -> EnvSpaces:
     return found
 
 
+def class_declared_spaces(env: Any) -> EnvSpaces | None:
+    """The spaces a built env's class declares for its config, when it declares them and they are the env's own.
+
+    An env built by a factory function (``lambda: SomeEnv(cfg)``) is probed, but if its class states
+    its spaces and the instance agrees, a manager may treat it as declared (actions checked, and laid
+    out in shared memory). None for DI-engine-style envs and for instances whose spaces differ.
+
+    Example:
+        >>> from dizoo.classic_control.cartpole.envs import CartPoleEnv
+        >>> class_declared_spaces(CartPoleEnv({})).action
+        Discrete(2)
+    """
+    from ding.envs.base_env import BaseEnv  # the env base class imports this module's users
+
+    if not isinstance(env, BaseEnv) or not type(env).declares_spaces():
+        return None
+    declared = type(env).spaces_from_config(getattr(env, "_cfg", None) or {})
+    return declared if declared == read_spaces(env) else None
+
+
 def _probe_child(conn: Connection) -> None:
     try:
         env_fn = cloudpickle.loads(conn.recv_bytes())

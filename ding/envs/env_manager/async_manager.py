@@ -14,11 +14,12 @@ import time
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from ding.envs.env_manager import async_api
 from ding.envs.env_manager.state import EnvState
 from ding.envs.env_manager.subprocess_manager import SyncSubprocessEnvManager, WorkerFault
 from ding.envs.env_manager.worker import Command
 from ding.envs.timestep import BaseEnvTimestep
-from ding.errors import EnvManagerError
+from ding.errors import EnvManagerError, ManagerStateError
 
 
 class AsyncSubprocessEnvManager(SyncSubprocessEnvManager):
@@ -43,12 +44,8 @@ class AsyncSubprocessEnvManager(SyncSubprocessEnvManager):
         self._in_flight: dict[int, tuple[float, dict[int, Any]]] = {}  # worker -> (sent at, its actions)
 
     @property
-    def ready_obs(self) -> dict[int, Any]:
-        return {i: obs for i, obs in sorted(self._ready_obs.items()) if self._worker_of[i] not in self._in_flight}
-
-    @property
     def ready_obs_id(self) -> list[int]:
-        return [i for i in sorted(self._ready_obs) if self._worker_of[i] not in self._in_flight]
+        return [i for i in super().ready_obs_id if self._worker_of[i] not in self._in_flight]
 
     @property
     def in_flight_env_ids(self) -> list[int]:
@@ -65,6 +62,7 @@ class AsyncSubprocessEnvManager(SyncSubprocessEnvManager):
         With an empty ``actions`` it only collects results of envs already in flight.
         """
         self._check_launched()
+        async_api.check_idle(self, "step")
         if actions:
             busy = [i for i in actions if isinstance(i, int) and self._worker_of.get(i) in self._in_flight]
             if busy:
@@ -139,6 +137,14 @@ class AsyncSubprocessEnvManager(SyncSubprocessEnvManager):
             overdue = [w for w in workers if now - self._in_flight[w][0] >= self._step_timeout]
             results.update(self._collect(overdue, 0.0))
         return results
+
+    def _async_dispatch(self, actions: Mapping[int, Any]) -> None:
+        if self._in_flight:
+            raise ManagerStateError(
+                f"send() cannot run while envs {self.in_flight_env_ids} are in flight from step(); collect them "
+                "with step({}) first"
+            )
+        super()._async_dispatch(actions)
 
     def _reset_envs(self, params: Mapping[int, dict[str, Any]]) -> None:
         busy = sorted(i for i in params if self._worker_of[i] in self._in_flight)

@@ -40,6 +40,8 @@ from easydict import EasyDict
 from gymnasium import spaces
 
 from ding.envs.conversion import Converter, action_converter
+from ding.envs.env_manager import async_api
+from ding.envs.env_manager.async_api import SendRecvState
 from ding.envs.env_manager.batch import BatchTimestep, ObsBatch, stack_obs
 from ding.envs.env_manager.env_fn import EnvFn, common_spaces
 from ding.envs.env_manager.env_thread import CallTimeout, EnvThread
@@ -55,7 +57,7 @@ from ding.envs.env_manager.settings import (
     seed_env,
 )
 from ding.envs.env_manager.state import EnvState
-from ding.envs.probe import read_spaces
+from ding.envs.probe import class_declared_spaces, read_spaces
 from ding.envs.spaces import DEFAULT_REWARD_SPACE, EnvSpaces
 from ding.envs.timestep import BaseEnvTimestep
 from ding.errors import EnvManagerError, EnvSpecError, EnvStepError, ManagerStateError, WorkerTimeoutError
@@ -100,6 +102,7 @@ class BaseEnvManager:
         "wait_num": math.inf,  # results an async step waits for (inf: every env)
         "step_wait_timeout": None,  # seconds an async step waits for wait_num results
         "envs_per_worker": 1,  # envs each worker process holds
+        "batch_size": None,  # envs recv() waits for (None: every env in flight)
     }
     """Declared defaults: the keys this manager accepts (``default_config`` returns a copy)."""
 
@@ -136,6 +139,8 @@ class BaseEnvManager:
         self._copy_on_get: bool = merged.pop("copy_on_get")
         self._wait_num: float | None = merged.pop("wait_num")
         self._step_wait_timeout: float | None = merged.pop("step_wait_timeout")
+        self._batch_size: int | None = merged.pop("batch_size")
+        async_api.check_batch_size(self._batch_size, "env.manager.batch_size")
         self._cfg = EasyDict(merged)
         """The remaining settings (how workers run); the ones above are attributes, read where they apply."""
         self._env_fns: list[EnvFn] = list(env_fn)
@@ -163,6 +168,8 @@ class BaseEnvManager:
         self._reference: Any = None  # env_ref, built on first use
         self._threads: dict[int, EnvThread] = {}
         self._stuck: set[int] = set()  # envs whose call overran its timeout: abandoned, rebuilt before use
+        self._send_recv = SendRecvState()
+        """Envs in flight from ``send`` / ``async_reset`` (see :mod:`~ding.envs.env_manager.async_api`)."""
 
     # ----- properties ----------------------------------------------------------------------------
     @property
@@ -175,11 +182,16 @@ class BaseEnvManager:
 
     @property
     def ready_obs(self) -> dict[int, Any]:
-        """Observations of the envs waiting for an action, by env id."""
-        return dict(sorted(self._ready_obs.items()))
+        """Observations of the envs waiting for an action, by env id (envs in flight from ``send`` are not)."""
+        ids = self.ready_obs_id
+        return {env_id: self._ready_obs[env_id] for env_id in ids}
 
     @property
     def ready_obs_id(self) -> list[int]:
+        state = self._send_recv
+        if state.sent or state.first:
+            flying = set(state.in_flight())
+            return sorted(i for i in self._ready_obs if i not in flying)
         return sorted(self._ready_obs)
 
     def ready_obs_batch(self) -> ObsBatch:
@@ -273,6 +285,7 @@ class BaseEnvManager:
         self._env_episode_count = dict.fromkeys(range(self._env_num), 0)
         self._failures, self._fatal, self._ready_obs = {}, [], {}
         self._threads, self._stuck = {}, set()
+        self._send_recv.clear()
         self._closed = False
         self._launches += 1
         self._launching = True
@@ -295,6 +308,7 @@ class BaseEnvManager:
         Episode counts go on (they restart at ``launch``); each named env gets a fresh retry budget.
         """
         self._check_launched()
+        async_api.check_idle(self, "reset")
         params = self._check_reset_param(reset_param)
         for env_id in params:
             self._ready_obs.pop(env_id, None)
@@ -305,6 +319,7 @@ class BaseEnvManager:
     def step(self, actions: Mapping[int, Any]) -> dict[int, BaseEnvTimestep]:
         """Step the envs named in ``actions``; every action is checked before any env moves."""
         self._check_launched()
+        async_api.check_idle(self, "step")
         checked = self._check_actions(actions)
         timesteps = self._step_envs(checked)
         ready, failures = self._ready_obs, self._failures
@@ -325,6 +340,7 @@ class BaseEnvManager:
         results stacked; subprocess managers do it without per-env messages.
         """
         self._check_launched()
+        async_api.check_idle(self, "step_batch")
         self._require_all_ready()
         if len(actions) != self._env_num:
             raise ValueError(f"step_batch() got {len(actions)} actions for {self._env_num} envs")
@@ -337,8 +353,11 @@ class BaseEnvManager:
                 f"states: {self._state_summary()}"
             )
 
-    def _batch_from(self, timesteps: Mapping[int, BaseEnvTimestep]) -> BatchTimestep:
-        ids = range(self._env_num)
+    def _batch_from(
+        self, timesteps: Mapping[int, BaseEnvTimestep], env_ids: Sequence[int] | None = None
+    ) -> BatchTimestep:
+        """The timesteps of ``env_ids`` (default: every env) stacked; obs are the ready ones where an env has one."""
+        ids = range(self._env_num) if env_ids is None else env_ids
         ready = self._ready_obs
         return BatchTimestep(
             obs=stack_obs([ready[i] if i in ready else timesteps[i].obs for i in ids]),
@@ -348,7 +367,71 @@ class BaseEnvManager:
             truncated=np.array([timesteps[i].truncated for i in ids], dtype=bool),
             info=[timesteps[i].info for i in ids],
             final_obs={i: ts.obs for i, ts in timesteps.items() if ts.done},
+            env_ids=np.asarray(ids, dtype=np.int64),
         )
+
+    # ----- asynchronous API (see ding.envs.env_manager.async_api) ---------------------------------
+    def async_reset(self, reset_param: Mapping[int, Mapping[str, Any] | None] | None = None) -> None:
+        """Launch the manager if needed and reset every env; ``recv`` then returns their first observations.
+
+        The first observations come with reward 0 and every flag False. Nothing is returned here.
+        """
+        async_api.async_reset(self, reset_param)
+
+    def send(self, actions: Any, env_ids: Any = None) -> None:
+        """Start stepping envs and return at once: ``actions`` by env id, or an array with one row per ``env_ids``.
+
+        ``env_ids`` None means the envs the last ``recv`` returned (every ready env before any ``recv``).
+        Sending to an env in flight, or to one whose worker steps envs in flight, raises.
+        """
+        async_api.send(self, actions, env_ids)
+
+    def recv(self, batch_size: int | None = None, timeout: float | None = None) -> BatchTimestep:
+        """Results of the first envs in flight to finish, at least ``batch_size`` (config ``batch_size``; None: all).
+
+        A worker holding several envs delivers them together, so a batch may hold more. With ``timeout``
+        it returns what has arrived by then (raising :class:`~ding.errors.WorkerTimeoutError` if nothing).
+        ``env_ids`` names each row's env; episodes end and envs reset as in ``step``.
+
+        Example:
+            >>> from functools import partial
+            >>> from dizoo.classic_control.cartpole.envs import CartPoleEnv
+            >>> with BaseEnvManager([partial(CartPoleEnv, cfg={}) for _ in range(4)], {'batch_size': 2}) as manager:
+            ...     manager.async_reset()
+            ...     for _ in range(5):
+            ...         batch = manager.recv()
+            ...         manager.send(np.zeros(len(batch.env_ids), dtype=np.int64), batch.env_ids)
+            ...     batch.obs.shape, batch.env_ids.tolist()
+            ((2, 4), [0, 1])
+        """
+        return async_api.recv(self, batch_size, timeout)
+
+    def step_async(self, actions: Any) -> None:
+        """``send`` to every env waiting for an action (array rows in env id order, or a mapping)."""
+        async_api.step_async(self, actions)
+
+    def step_wait(self, timeout: float | None = None) -> BatchTimestep:
+        """``recv`` of every env in flight."""
+        return async_api.step_wait(self, timeout)
+
+    def _worker_key(self, env_id: int) -> int:
+        """What runs env ``env_id`` (envs sharing it step together): each env here."""
+        return env_id
+
+    def _async_dispatch(self, actions: Mapping[int, Any]) -> None:
+        """Start stepping envs: nothing to do here, ``recv`` steps them."""
+
+    def _async_receive(
+        self, pending: Mapping[int, Any], wanted: int, timeout: float | None
+    ) -> dict[int, BaseEnvTimestep]:
+        """Step the first ``wanted`` envs sent (in send order)."""
+        chosen = dict(list(pending.items())[:wanted])
+        return self._step_envs(chosen)
+
+    def _zero_reward(self) -> np.ndarray:
+        """A reward of 0 in the reward space (first observations, abnormal steps)."""
+        reward_space = self._spaces.reward if self._spaces is not None else DEFAULT_REWARD_SPACE
+        return np.zeros(reward_space.shape or (1,), dtype=reward_space.dtype or np.float32)
 
     def seed(self, seed: int | Sequence[int] | Mapping[int, int], dynamic_seed: bool | None = None) -> None:
         """Seed envs: an int seeds env i with ``seed + i``; a list or dict gives seeds explicitly.
@@ -387,6 +470,7 @@ class BaseEnvManager:
             return
         self._closed = True
         self._ready_obs.clear()
+        self._send_recv.clear()
         try:
             self._close_envs()
         finally:
@@ -448,6 +532,11 @@ class BaseEnvManager:
     # ----- in-process implementation (subprocess managers override these) --------------------------
     def _create_envs(self) -> None:
         self._envs = [fn() for fn in self._env_fns]
+        if not self._spaces_declared:  # factories of classes that declare their spaces count as declared
+            found = [class_declared_spaces(env) for env in self._envs]
+            same = found[0] is not None and all(spaces == found[0] for spaces in found)
+            if same and self._spaces in (None, found[0]):
+                self._spaces_declared, self._spaces = True, found[0]
         if self._spaces_declared:
             for env_id, env in enumerate(self._envs):
                 built = EnvSpaces(env.observation_space, env.action_space, env.reward_space)
@@ -607,8 +696,7 @@ class BaseEnvManager:
             self._recover(env_id, error)
         else:
             self._spend_retry(env_id, error)
-        reward_space = self._spaces.reward if self._spaces is not None else DEFAULT_REWARD_SPACE
-        reward = np.zeros(reward_space.shape or (1,), dtype=reward_space.dtype or np.float32)
+        reward = self._zero_reward()
         info = {"abnormal": True, "error": error.summary, "traceback": error.traceback_text}
         return BaseEnvTimestep(obs, reward, True, info, terminated=False, truncated=True)
 

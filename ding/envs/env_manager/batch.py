@@ -16,6 +16,7 @@ class BatchTimestep:
 
     ``obs`` holds each env's next observation: the new episode's first one where an episode ended
     and the env was reset; ``final_obs`` maps the env ids whose episode ended to its last one.
+    ``env_ids`` names the env of each row (``recv`` returns some envs; ``step_batch`` every env, in order).
     """
 
     obs: Any
@@ -25,6 +26,7 @@ class BatchTimestep:
     truncated: np.ndarray
     info: list[dict[str, Any]]
     final_obs: dict[int, Any]
+    env_ids: np.ndarray = dataclasses.field(default_factory=lambda: np.empty(0, dtype=np.int64))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -321,6 +321,18 @@ class RayEnvManager(SyncSubprocessEnvManager):
             results[w] = WorkerFault(w, WorkerTimeoutError(message))
         return results
 
+    def _answered(self, workers: Sequence[int], timeout: float | None) -> list[int]:
+        """The actors among ``workers`` whose call in flight has ended, waiting up to ``timeout`` for one."""
+        refs: dict[Any, int] = {}
+        for w in workers:
+            handle = self._actors[w]
+            assert handle is not None and handle.pending is not None
+            refs[handle.pending] = w
+        ready, _ = self._ray.wait(list(refs), num_returns=1, timeout=timeout)
+        if ready:  # any others that are done too
+            ready, _ = self._ray.wait(list(refs), num_returns=len(refs), timeout=0)
+        return sorted(refs[ref] for ref in ready)
+
     def _fault_or(self, w: int, value: bytes) -> bytes | WorkerFault:
         if value == RESTARTED:
             handle = self._actors[w]

@@ -34,6 +34,7 @@ import cloudpickle
 import numpy as np
 from gymnasium import spaces
 
+from ding.envs.env_manager import async_api
 from ding.envs.env_manager.base_manager import BaseEnvManager
 from ding.envs.env_manager.batch import BatchTimestep, ObsBatch
 from ding.envs.env_manager.settings import reset_wait
@@ -166,6 +167,8 @@ class SyncSubprocessEnvManager(BaseEnvManager):
         self._pickled_ready: dict[int, Any] = {}  # pickled layouts: each env's ready obs, last step's obs and reward
         self._pickled_final: dict[int, Any] = {}
         self._pickled_reward: dict[int, Any] = {}
+        self._sent_at: dict[int, float] = {}  # worker -> when send() woke it (asynchronous API)
+        self._send_faults: dict[int, WorkerFault] = {}  # worker -> the fault send() met waking it
         # If the manager is dropped or the interpreter exits without close(), still stop workers and free memory.
         weakref.finalize(self, _release, self._workers, self._owned_buffers)
 
@@ -197,8 +200,12 @@ class SyncSubprocessEnvManager(BaseEnvManager):
             for startup in startups:
                 if isinstance(startup, EnvFailure):
                     raise _failure_error(startup)
-            if self._spaces is None:  # constructors declared nothing: adopt what the first env was built with
+            if not self._spaces_declared and self._classes_declare(startups):
+                self._spaces_declared = True  # built by factories, but of classes that declare these spaces
                 self._spaces = startups[0][self._groups[0][0]]
+                self._free_buffers()
+            if self._buffers is None:  # adopt what the first env was built with
+                self._spaces = self._spaces or startups[0][self._groups[0][0]]
                 self._allocate(self._spaces)
                 for w in range(len(self._groups)):
                     self._request(w, Command("attach", self._layout))
@@ -211,6 +218,16 @@ class SyncSubprocessEnvManager(BaseEnvManager):
             self._apply_seeds()
         if self._replay_dirs is not None:
             self._apply_replay()
+
+    def _classes_declare(self, startups: Sequence[dict[int, EnvSpaces]]) -> bool:
+        """Whether every probed env's class declares its spaces, equal to the built ones and to each other's.
+
+        Such envs (built by a factory function rather than a class) are then treated as declared.
+        """
+        built = [spaces for startup in startups for spaces in startup.values()]
+        if any(spaces != built[0] for spaces in built) or (self._spaces is not None and self._spaces != built[0]):
+            return False
+        return all(all(self._request(w, Command("declared")).values()) for w in range(len(self._groups)))
 
     def _allocate(self, env_spaces: EnvSpaces) -> None:
         shared = bool(self._cfg.shared_memory)
@@ -254,6 +271,11 @@ class SyncSubprocessEnvManager(BaseEnvManager):
                             f"env {env_id} was built with {name} space {mine}, but env 0 has {first}; one "
                             "shared-memory layout needs them equal (shared_memory=False lets each env differ)"
                         )
+
+    def close(self) -> None:
+        for pending in (getattr(self, "_sent_at", {}), getattr(self, "_send_faults", {})):
+            pending.clear()  # the workers stop with the manager: no step is in flight any more
+        super().close()
 
     def _kill_worker(self, w: int) -> None:
         handle = self._workers[w]
@@ -373,6 +395,10 @@ class SyncSubprocessEnvManager(BaseEnvManager):
 
     def _request(self, w: int, command: Command, timeout: float | None = None) -> Any:
         """Send a control command and return the worker's answer; faults raise (control paths are not retried)."""
+        if w in self._sent_at:
+            raise EnvManagerError(
+                f"envs {self._groups[w]} have a step in flight from send(); recv() it before {command.name!r}"
+            )
         fault = self._send(w, pickle.dumps(command, protocol=pickle.HIGHEST_PROTOCOL))
         reply = fault or self._collect([w], timeout or reset_wait(self._reset_timeout, self._connect_timeout))[w]
         if isinstance(reply, WorkerFault):
@@ -421,6 +447,7 @@ class SyncSubprocessEnvManager(BaseEnvManager):
     def step_batch(self, actions: Any) -> BatchTimestep:
         """Step every env at once: actions go to shared memory in one copy, one wake-up per worker."""
         self._check_launched()
+        async_api.check_idle(self, "step_batch")
         buffers = self._buffers
         assert buffers is not None
         if buffers.action is None:
@@ -475,6 +502,7 @@ class SyncSubprocessEnvManager(BaseEnvManager):
             truncated=flags[:, FLAG_TRUNCATED].copy(),
             info=[infos.get(i, {}) for i in range(self._env_num)],
             final_obs=final_obs,
+            env_ids=np.arange(self._env_num, dtype=np.int64),
         )
 
     def _check_batch_actions(self, actions: Any) -> np.ndarray:
@@ -564,6 +592,70 @@ class SyncSubprocessEnvManager(BaseEnvManager):
         if result.ready:
             self._pickled_ready.update(result.ready)
         return result
+
+    # ----- asynchronous API hooks (see ding.envs.env_manager.async_api) ----------------------------
+    def _worker_key(self, env_id: int) -> int:
+        return self._worker_of[env_id]
+
+    def _async_dispatch(self, actions: Mapping[int, Any]) -> None:
+        """Write the actions and wake their workers; replies are gathered by ``_async_receive``."""
+        sent, faults = self._dispatch_step(actions)
+        now = time.monotonic()
+        for w in sent:
+            self._sent_at[w] = now
+        for w, fault in faults.items():
+            self._sent_at[w] = now
+            self._send_faults[w] = fault
+
+    def _async_receive(
+        self, pending: Mapping[int, Any], wanted: int, timeout: float | None
+    ) -> dict[int, BaseEnvTimestep]:
+        """Gather replies until ``wanted`` envs have theirs; a worker past ``step_timeout`` becomes a fault."""
+        by_worker: dict[int, dict[int, Any]] = {}
+        for env_id, action in pending.items():
+            by_worker.setdefault(self._worker_of[env_id], {})[env_id] = action
+        replies: dict[int, bytes | WorkerFault] = {
+            w: self._send_faults.pop(w) for w in by_worker if w in self._send_faults
+        }
+        start = time.monotonic()
+        while True:
+            got = sum(len(by_worker[w]) for w in replies)
+            waiting = [w for w in by_worker if w not in replies]
+            if not waiting or got >= wanted:
+                break
+            if timeout is None and got + sum(len(by_worker[w]) for w in waiting) <= wanted:
+                replies.update(self._collect(waiting, self._step_timeout, spin=True))  # every one: the step's path
+                break
+            now = time.monotonic()
+            budget = None if timeout is None else timeout - (now - start)
+            if budget is not None and budget <= 0:
+                if got:
+                    break
+                raise WorkerTimeoutError(f"recv() got no result within {timeout} s; envs in flight: {sorted(pending)}")
+            limits = [] if budget is None else [budget]
+            if self._step_timeout is not None:
+                limits.append(min(self._sent_at[w] for w in waiting) + self._step_timeout - now)
+            answered = self._answered(waiting, max(0.0, min(limits)) if limits else None)
+            if answered:
+                replies.update(self._collect(answered, self._step_timeout))
+            elif self._step_timeout is not None:
+                now = time.monotonic()
+                overdue = [w for w in waiting if now - self._sent_at[w] >= self._step_timeout]
+                replies.update(self._collect(overdue, 0.0))
+        for w in replies:
+            self._sent_at.pop(w, None)
+        return self._gather({i: a for w in replies for i, a in by_worker[w].items()}, replies)
+
+    def _answered(self, workers: Sequence[int], timeout: float | None) -> list[int]:
+        """The workers among ``workers`` whose reply (or death) is in, waiting up to ``timeout`` for one."""
+        waitables: dict[Any, int] = {}
+        for w in workers:
+            handle = self._workers[w]
+            assert handle is not None
+            waitables[handle.conn] = w
+            waitables[handle.process.sentinel] = w
+        ready = connection.wait(list(waitables), timeout)
+        return sorted({waitables[obj] for obj in ready})
 
     def _step_envs(self, actions: Mapping[int, Any]) -> dict[int, BaseEnvTimestep]:
         sent, faults = self._dispatch_step(actions)

@@ -44,7 +44,7 @@ from ding.envs.env_manager.shm import (
     SharedBuffers,
 )
 from ding.envs.env_manager.spin import SpinBudget, spin_until
-from ding.envs.probe import read_spaces
+from ding.envs.probe import class_declared_spaces, read_spaces
 from ding.envs.spaces import EnvSpaces
 
 STEP = b"S"
@@ -82,7 +82,7 @@ class StepReply:
 
 @dataclasses.dataclass(frozen=True)
 class Command:
-    """A control message: ``name`` is one of reset, seed, replay, getattr, call, renew, spaces, attach, close."""
+    """A control message: ``name`` is reset, seed, replay, getattr, call, renew, spaces, declared, attach or close."""
 
     name: str
     payload: Any = None
@@ -253,6 +253,8 @@ class Worker:
             return None
         if name == "spaces":
             return self.spaces()
+        if name == "declared":
+            return {i: class_declared_spaces(e) is not None for i, e in self.envs.items()}
         if name == "reset":
             return self.reset(payload)
         if name == "actions":

@@ -275,6 +275,19 @@ class Hub:
                 wait = min(self.interval / 2, self.timeout / 4)
                 self._pump(wait if deadline is None else min(wait, deadline - now))
 
+    def answered(self, slots: Sequence[int], timeout: float | None) -> list[int]:
+        """The slots among ``slots`` whose reply (or fault) is in, handling traffic up to ``timeout`` s for one."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self.lock:
+            while True:
+                self._poll_arrived(())
+                ready = [slot for slot in slots if slot in self.arrived or self._fault_of(slot) is not None]
+                now = time.monotonic()
+                if ready or (deadline is not None and now >= deadline):
+                    return ready
+                wait = min(self.interval / 2, self.timeout / 4)
+                self._pump(wait if deadline is None else min(wait, deadline - now))
+
     # ----- internals (lock held) -----------------------------------------------------------------
     def _readable(self) -> bool:
         return bool(cast(int, self.router.getsockopt(_EVENTS)) & _POLLIN)

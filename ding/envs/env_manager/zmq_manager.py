@@ -264,6 +264,10 @@ class ZmqEnvManager(SyncSubprocessEnvManager):
         head = unpack_reply(reply, self._buffers, self._group_rows[w])
         return StepReply() if head == OK else self._adopt(pickle.loads(head))
 
+    def _answered(self, workers: Sequence[int], timeout: float | None) -> list[int]:
+        assert self._hub is not None
+        return self._hub.answered(workers, timeout)
+
     def _collect(
         self, workers: Sequence[int], timeout: float | None, spin: bool = False
     ) -> dict[int, bytes | WorkerFault]:
