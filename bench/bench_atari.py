@@ -15,16 +15,14 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"  # before NumPy starts any thread pool
 
 import argparse  # noqa: E402
-import re  # noqa: E402
-import shutil  # noqa: E402
 import statistics  # noqa: E402
-import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Mapping, Sequence  # noqa: E402
 
 from bench.atari import PONG, VARIANTS, SingleEnv  # noqa: E402
-from bench.bench_managers import PROJECT_ROOT, ResultKey, log, machine_lines, measure_cell  # noqa: E402
+from bench.bench_managers import ResultKey, log, machine_lines, measure_cell  # noqa: E402
+from bench.callgrind import callgrind_note, instructions_per_step  # noqa: E402
 from bench.contenders import CONTENDER_LABELS, package_version  # noqa: E402
 from bench.measure import CellResult  # noqa: E402
 from bench.peer_envpool import envpool_python  # noqa: E402
@@ -53,8 +51,6 @@ DING_MANAGERS = (
     "async",
     "zmq_ipc_k",
 )
-CALLGRIND_STEPS = (10, 1010)
-VALGRIND = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"]
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -84,27 +80,6 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     if unknown:
         parser.error(f"unknown variant(s) {unknown}; known: {', '.join(VARIANTS)}")
     return args
-
-
-def instructions_per_step(key: str) -> float | None:
-    """Instructions per env step of a one-env variant: two valgrind runs that differ only in their step counts."""
-    if shutil.which("valgrind") is None:
-        return None
-    counts = []
-    for steps in CALLGRIND_STEPS:
-        proc = subprocess.run(
-            [*VALGRIND, sys.executable, "-m", "bench.atari", key, str(steps)],
-            cwd=PROJECT_ROOT,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        found = re.search(r"Collected : (\d+)", proc.stderr)
-        if proc.returncode != 0 or found is None:
-            log(f"  callgrind {key}: failed ({proc.stderr.strip().splitlines()[-1:] or ['no output']})")
-            return None
-        counts.append(int(found.group(1)))
-    return (counts[1] - counts[0]) / (CALLGRIND_STEPS[1] - CALLGRIND_STEPS[0])
 
 
 def single_table(results: Mapping[ResultKey, CellResult], keys: Sequence[str], counts: Mapping[str, float]) -> str:
@@ -214,17 +189,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.callgrind:
             for key in args.variant_keys:
                 log(f"callgrind: {key}")
-                count = instructions_per_step(key)
+                count = instructions_per_step([sys.executable, "-m", "bench.atari", key], key)
                 if count is not None:
                     counts[key] = count
         out += ["## One env in-process: the Atari chain against gymnasium's (Pong)", ""]
         out += [single_table(results, args.variant_keys, counts), ""]
         if counts:
-            out += [
-                f"Instructions per step: callgrind's count of a run of {CALLGRIND_STEPS[1]} steps minus one of "
-                f"{CALLGRIND_STEPS[0]} (same start-up), divided by the difference.",
-                "",
-            ]
+            out += [callgrind_note(), ""]
     if "vector" not in args.skip:
         log(f"vector: pong N={args.n}: " + ", ".join(args.keys))
         results.update(measure_cell(PONG, args.n, args.keys, args.repeats, args.seconds, args.warmup))

@@ -37,7 +37,7 @@ def observation_converter(space: spaces.Space[Any]) -> Converter:
     dtype = np.dtype(space.dtype)
 
     def convert(obs: Any) -> np.ndarray:
-        if type(obs) is np.ndarray and obs.dtype == dtype:
+        if type(obs) is np.ndarray and (obs.dtype is dtype or obs.dtype == dtype):  # ``is``: the cheap common case
             return obs
         return np.asarray(obs, dtype=dtype)
 
@@ -53,8 +53,12 @@ def reward_converter(space: spaces.Space[Any]) -> Converter:
     shape = tuple(space.shape or (1,))
     dtype = np.dtype(space.dtype) if space.dtype is not None else np.dtype(np.float32)
     size = int(np.prod(shape))
+    one, flat = size == 1, shape == (1,)
 
     def convert(reward: Any) -> np.ndarray:
+        if one and isinstance(reward, (float, int)):  # a Python number (NumPy's float64 included): one cheap call
+            arr = np.array(reward, dtype, ndmin=1)
+            return arr if flat else arr.reshape(shape)
         arr = np.asarray(reward, dtype=dtype)
         if arr.size != size:
             raise ValueError(f"reward {reward!r} does not fit the declared reward shape {shape}")
@@ -73,8 +77,16 @@ def action_converter(space: spaces.Space[Any], owner: str = "env") -> Converter:
         low, high = int(space.start), int(space.start + space.n)
 
         def discrete(action: Any) -> int:
-            if type(action) is int and low <= action < high:  # the common case, without NumPy
+            kind = type(action)
+            if kind is int and low <= action < high:  # the common case, without NumPy
                 return action
+            if (kind is np.ndarray or isinstance(action, np.integer)) and action.dtype.kind in "iu":
+                try:
+                    value = action.item()  # one integer, read without a copy; more than one raises
+                except ValueError:
+                    value = None  # refused below, with the message every wrong action gets
+                if value is not None and low <= value < high:
+                    return value
             arr = np.asarray(action)
             if arr.size != 1 or arr.dtype.kind not in "iub":
                 raise TypeError(f"{owner}action {action!r} is not a single integer; expected one of {space}")

@@ -247,16 +247,11 @@ class DingEnvWrapper(BaseEnv):
             self._recorder.add_frame(self._env.render())
             if terminated or truncated:
                 self._recorder.finish_episode()
-        done = bool(terminated or truncated)
+        if type(terminated) is not bool or type(truncated) is not bool:
+            terminated, truncated = bool(terminated), bool(truncated)
+        done = terminated or truncated
         self._game_goes_on = done and info.get("real_done") is False
-        return BaseEnvTimestep(
-            self._to_obs(obs),
-            self._to_reward(reward),
-            done,
-            info,
-            terminated=bool(terminated),
-            truncated=bool(truncated),
-        )
+        return BaseEnvTimestep(self._to_obs(obs), self._to_reward(reward), done, info, terminated, truncated)
 
     def seed(self, seed: int, dynamic_seed: bool = True) -> None:
         super().seed(seed, dynamic_seed)

@@ -8,8 +8,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+_NEW_INFO: Any = object()
+"""Stands for an omitted ``info``: each timestep built without one gets its own empty dict."""
 
-@dataclasses.dataclass(frozen=True, slots=True)
+
+@dataclasses.dataclass(frozen=True, init=False)
 class BaseEnvTimestep:
     """One step's result: DI-engine's ``(obs, reward, done, info)`` plus gymnasium's two end flags.
 
@@ -39,20 +42,39 @@ class BaseEnvTimestep:
     obs: Any
     reward: Any
     done: bool
-    info: dict[str, Any] = dataclasses.field(default_factory=dict)
-    terminated: bool | None = None
-    truncated: bool = False
+    info: dict[str, Any]
+    terminated: bool | None
+    truncated: bool
 
-    def __post_init__(self) -> None:
-        done, truncated = _flag("done", self.done), _flag("truncated", self.truncated)
-        terminated = done and not truncated if self.terminated is None else _flag("terminated", self.terminated)
+    def __init__(
+        self,
+        obs: Any,
+        reward: Any,
+        done: bool,
+        info: dict[str, Any] = _NEW_INFO,
+        terminated: bool | None = None,
+        truncated: bool = False,
+    ) -> None:
+        # Built once per env step: Python bools (the common case) skip the conversion, and the fields are
+        # written straight into the instance's dict (the frozen class refuses attribute assignment).
+        flags = (done, terminated, truncated)
+        if type(done) is not bool:
+            done = _flag("done", done)
+        if type(truncated) is not bool:
+            truncated = _flag("truncated", truncated)
+        if terminated is None:
+            terminated = done and not truncated
+        elif type(terminated) is not bool:
+            terminated = _flag("terminated", terminated)
         if done != (terminated or truncated):
-            raise ValueError(
-                f"inconsistent timestep: done={self.done} but terminated={self.terminated}, truncated={self.truncated}"
-            )
-        object.__setattr__(self, "done", done)
-        object.__setattr__(self, "terminated", terminated)
-        object.__setattr__(self, "truncated", truncated)
+            raise ValueError(f"inconsistent timestep: done={flags[0]} but terminated={flags[1]}, truncated={flags[2]}")
+        fields = self.__dict__
+        fields["obs"] = obs
+        fields["reward"] = reward
+        fields["done"] = done
+        fields["info"] = {} if info is _NEW_INFO else info
+        fields["terminated"] = terminated
+        fields["truncated"] = truncated
 
     def __iter__(self) -> Iterator[Any]:
         return iter((self.obs, self.reward, self.done, self.info))

@@ -55,3 +55,15 @@ def test_replace_done_rederives_the_end_flags() -> None:
 def test_flags_must_be_bools(done: object) -> None:
     with pytest.raises(TypeError, match=r"BaseEnvTimestep\.done must be a bool, got"):
         BaseEnvTimestep(0, 0.0, done, {})  # type: ignore[arg-type]
+
+
+def test_each_timestep_gets_its_own_info_and_stays_immutable() -> None:
+    import dataclasses
+    import pickle
+
+    first, second = BaseEnvTimestep(0, 0.0, False), BaseEnvTimestep(0, 0.0, False)
+    assert first.info == {} and first.info is not second.info
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        first.obs = 1  # type: ignore[misc]
+    restored = pickle.loads(pickle.dumps(BaseEnvTimestep(1, 2.0, True, {"a": 1}, truncated=True)))
+    assert restored == BaseEnvTimestep(1, 2.0, True, {"a": 1}, truncated=True) and restored.truncated is True

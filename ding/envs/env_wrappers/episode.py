@@ -41,18 +41,40 @@ def _reward_shape(space: gym.Space[Any]) -> tuple[int, ...]:
 
 
 class EpisodeReturn:
-    """A running return in ``info['eval_episode_return']``'s form: a float32 array of the reward space's shape."""
+    """A running return in ``info['eval_episode_return']``'s form: a float32 array of the reward space's shape.
+
+    A scalar reward (shape ``()`` or ``(1,)``) is summed as a Python float, so a step costs one addition; the
+    sum is held in double precision and reported as float32.
+
+    Example:
+        >>> total = EpisodeReturn(spaces.Box(-1, 1, (1,), np.float32))
+        >>> total.add(0.5); total.add(np.float32(0.25)); total.add(np.array([1.0]))
+        >>> total.value()
+        array([1.75], dtype=float32)
+    """
 
     def __init__(self, reward_space: gym.Space[Any]) -> None:
-        self._total: np.ndarray = np.zeros(_reward_shape(reward_space), dtype=np.float32)
+        self._shape = _reward_shape(reward_space)
+        self._scalar = self._shape in ((), (1,))
+        self._sum = 0.0
+        self._total: np.ndarray = np.zeros(self._shape, dtype=np.float32)
 
     def add(self, reward: Any) -> None:
-        self._total += np.asarray(reward, dtype=np.float32).reshape(self._total.shape)
+        if self._scalar:
+            if type(reward) is float or type(reward) is int:
+                self._sum += reward
+            else:
+                self._sum += float(np.asarray(reward, dtype=np.float32).reshape(()))
+        else:
+            self._total += np.asarray(reward, dtype=np.float32).reshape(self._shape)
 
     def value(self) -> np.ndarray:
+        if self._scalar:
+            return np.full(self._shape, self._sum, dtype=np.float32)
         return self._total.copy()
 
     def clear(self) -> None:
+        self._sum = 0.0
         self._total.fill(0.0)
 
 
@@ -88,11 +110,12 @@ class EvalEpisodeReturnWrapper(DingWrapper):
         return self.env.reset(**kwargs)
 
     def step(self, action: Any) -> StepResult:
-        obs, reward, terminated, truncated, info = self.env.step(action)
-        self._return.add(reward)
-        if terminated or truncated:
-            info = {**info, "eval_episode_return": self._return.value()}
-        return obs, reward, terminated, truncated, info
+        result = self.env.step(action)
+        self._return.add(result[1])
+        if result[2] or result[3]:
+            obs, reward, terminated, truncated, info = result
+            return obs, reward, terminated, truncated, {**info, "eval_episode_return": self._return.value()}
+        return result
 
 
 @register_wrapper("time_limit")
