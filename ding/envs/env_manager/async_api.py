@@ -9,7 +9,9 @@ This module holds the API's rules; a manager supplies three hooks:
 - ``_async_dispatch(actions)``: start stepping the envs (checked actions by env id), without waiting;
 - ``_async_receive(pending, wanted, timeout)``: timesteps of at least ``wanted`` envs of ``pending``
   (env id -> action, in send order), or fewer when ``timeout`` passes (at least one; none raises
-  :class:`~ding.errors.WorkerTimeoutError`).
+  :class:`~ding.errors.WorkerTimeoutError`);
+- optionally ``_async_receive_batch(pending, wanted, timeout)``: the same, or (when no env failed) the
+  envs' :class:`~ding.envs.env_manager.batch.BatchTimestep` with their episodes already accounted.
 """
 
 from __future__ import annotations
@@ -83,13 +85,13 @@ def async_reset(manager: BaseEnvManager, reset_param: Mapping[int, Mapping[str, 
     state.first.extend(manager.ready_obs_id)
 
 
-def _by_env(manager: BaseEnvManager, actions: Any, env_ids: Any) -> dict[int, Any]:
-    """``send``'s actions by env id: a mapping as it is, or the rows of an array for ``env_ids``."""
+def _by_env(manager: BaseEnvManager, actions: Any, env_ids: Any) -> tuple[list[Any], Any]:
+    """``send``'s env ids and actions: a mapping's keys and itself, or ``env_ids`` and the rows of an array."""
     state = manager._send_recv
     if isinstance(actions, Mapping):
         if env_ids is not None:
             raise ValueError("send() takes env_ids with an array of actions; a mapping names its envs itself")
-        return dict(actions)
+        return list(actions), actions
     if env_ids is None:
         ids = state.last if state.last is not None else manager.ready_obs_id
     else:
@@ -101,14 +103,14 @@ def _by_env(manager: BaseEnvManager, actions: Any, env_ids: Any) -> dict[int, An
         raise ValueError(
             f"send() got {len(rows)} actions for envs {ids}; the actions' leading axis must match the env ids"
         )
-    return {env_id: rows[j] for j, env_id in enumerate(ids)}
+    return ids, rows
 
 
 def send(manager: BaseEnvManager, actions: Any, env_ids: Any = None) -> None:
     """Check the actions and start stepping their envs; returns without waiting for results."""
     manager._check_launched()
     state = manager._send_recv
-    chosen = _by_env(manager, actions, env_ids)
+    chosen, rows = _by_env(manager, actions, env_ids)
     if not chosen:
         raise ValueError(f"send() got no actions; envs that take actions: {manager.ready_obs_id}")
     flying = state.in_flight()
@@ -125,7 +127,9 @@ def send(manager: BaseEnvManager, actions: Any, env_ids: Any = None) -> None:
             f"send() got envs {blocked}, whose worker is stepping other envs in flight; recv() those first. "
             f"Envs that take actions: {manager.ready_obs_id}"
         )
-    checked = manager._check_actions(chosen)
+    # an array is checked as one where the manager can
+    mapping = isinstance(rows, Mapping)
+    checked = manager._check_actions(rows) if mapping else manager._check_action_rows(chosen, rows)
     manager._async_dispatch(checked)
     state.sent.update(checked)
 
@@ -155,23 +159,37 @@ def recv(manager: BaseEnvManager, batch_size: int | None, timeout: float | None)
         env_id: BaseEnvTimestep(manager._ready_obs[env_id], zero.copy(), False, {}, terminated=False, truncated=False)
         for env_id in firsts
     }
-    if len(timesteps) < wanted and state.sent:
-        stepped = manager._async_receive(state.sent, wanted - len(timesteps), timeout)
-        ready, failures = manager._ready_obs, manager._failures
-        for env_id, timestep in stepped.items():
-            del state.sent[env_id]
-            if failures and env_id in failures and not timestep.info.get("abnormal", False):
-                del failures[env_id]
-            if timestep.done:
-                manager._after_step(env_id, timestep)
-            else:
-                ready[env_id] = timestep.obs
-        timesteps.update(stepped)
+    if not timesteps and state.sent:
+        received = manager._async_receive_batch(state.sent, wanted, timeout)
+        if isinstance(received, BatchTimestep):  # the common case: no per-env timestep objects
+            ids = received.env_ids.tolist()
+            for env_id in ids:
+                del state.sent[env_id]
+            state.last = ids
+            manager._raise_fatal()
+            return received
+        timesteps = _account(manager, received)
+    elif len(timesteps) < wanted and state.sent:
+        timesteps.update(_account(manager, manager._async_receive(state.sent, wanted - len(timesteps), timeout)))
     ids = sorted(timesteps)
     state.last = ids
     batch = manager._batch_from(timesteps, ids)
     manager._raise_fatal()
     return batch
+
+
+def _account(manager: BaseEnvManager, stepped: dict[int, BaseEnvTimestep]) -> dict[int, BaseEnvTimestep]:
+    """Take received envs out of flight and account their steps as ``step`` does; returns ``stepped``."""
+    sent, ready, failures = manager._send_recv.sent, manager._ready_obs, manager._failures
+    for env_id, timestep in stepped.items():
+        del sent[env_id]
+        if failures and env_id in failures and not timestep.info.get("abnormal", False):
+            del failures[env_id]
+        if timestep.done:
+            manager._after_step(env_id, timestep)
+        else:
+            ready[env_id] = timestep.obs
+    return stepped
 
 
 def step_async(manager: BaseEnvManager, actions: Any) -> None:

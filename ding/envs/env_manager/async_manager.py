@@ -15,9 +15,9 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from ding.envs.env_manager import async_api
+from ding.envs.env_manager.commands import Command
 from ding.envs.env_manager.state import EnvState
 from ding.envs.env_manager.subprocess_manager import SyncSubprocessEnvManager, WorkerFault
-from ding.envs.env_manager.worker import Command
 from ding.envs.timestep import BaseEnvTimestep
 from ding.errors import EnvManagerError, ManagerStateError
 

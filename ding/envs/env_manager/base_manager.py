@@ -428,6 +428,12 @@ class BaseEnvManager:
         chosen = dict(list(pending.items())[:wanted])
         return self._step_envs(chosen)
 
+    def _async_receive_batch(
+        self, pending: Mapping[int, Any], wanted: int, timeout: float | None
+    ) -> BatchTimestep | dict[int, BaseEnvTimestep]:
+        """:meth:`_async_receive`, or the received envs' batch already accounted (managers that read it at once)."""
+        return self._async_receive(pending, wanted, timeout)
+
     def _zero_reward(self) -> np.ndarray:
         """A reward of 0 in the reward space (first observations, abnormal steps)."""
         reward_space = self._spaces.reward if self._spaces is not None else DEFAULT_REWARD_SPACE
@@ -528,6 +534,10 @@ class BaseEnvManager:
 
     def _check_actions(self, actions: Mapping[int, Any]) -> dict[int, Any]:
         return check_actions(actions, self._ready_obs, self.ready_obs_id, self._env_states, self._action_check)
+
+    def _check_action_rows(self, env_ids: list[int], rows: Any) -> dict[int, Any]:
+        """Actions given as rows (one per env id), checked as :meth:`_check_actions` checks them."""
+        return self._check_actions({env_id: rows[j] for j, env_id in enumerate(env_ids)})
 
     # ----- in-process implementation (subprocess managers override these) --------------------------
     def _create_envs(self) -> None:

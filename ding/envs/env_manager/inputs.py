@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from gymnasium import spaces
 
 from ding.envs.conversion import Converter
 from ding.envs.env_manager.state import EnvState
@@ -68,3 +69,51 @@ def check_actions(
         except (TypeError, ValueError) as err:
             raise type(err)(f"env {env_id}: {err}") from None
     return checked
+
+
+def check_action_rows(
+    rows: Any,
+    env_ids: Sequence[int],
+    space: spaces.Space[Any],
+    ready: Mapping[int, Any],
+    ready_ids: Sequence[int],
+    states: Mapping[int, EnvState],
+    check: Converter | None,
+) -> dict[int, Any]:
+    """:func:`check_actions` for one action per env id as rows of an array, checked as one array where it can be.
+
+    An integer array in a ``Discrete`` space's range, or an array of rows of a ``Box`` (or multi-discrete, binary)
+    space's shape, passes with one vectorized check; anything else (a wrong value, dtype or shape) goes through
+    ``check`` action by action, so the errors are the per-action ones, naming the env id and value.
+
+    >>> from ding.envs.conversion import action_converter
+    >>> space = spaces.Discrete(2)
+    >>> check = action_converter(space, owner="")
+    >>> check_action_rows(np.array([1, 0]), [0, 1], space, {0: 0, 1: 0}, [0, 1], {}, check)
+    {0: np.int64(1), 1: np.int64(0)}
+    >>> check_action_rows(np.array([1, 2]), [0, 1], space, {0: 0, 1: 0}, [0, 1], {}, check)
+    Traceback (most recent call last):
+    ...
+    ValueError: env 1: action 2 is out of range for Discrete(2) (accepted 0..1)
+    """
+    arr = rows if isinstance(rows, np.ndarray) else None
+    if check is not None and arr is not None and all(i in ready for i in env_ids):
+        fitted = _fit_rows(arr, len(env_ids), space)
+        if fitted is not None:
+            return dict(zip(env_ids, fitted, strict=True))
+    return check_actions({env_id: rows[j] for j, env_id in enumerate(env_ids)}, ready, ready_ids, states, check)
+
+
+def _fit_rows(arr: np.ndarray, n: int, space: spaces.Space[Any]) -> np.ndarray | None:
+    """``arr`` as ``n`` valid actions of ``space`` (cast to its dtype), or None when any might not be one."""
+    if isinstance(space, spaces.Discrete):
+        if arr.shape != (n,) or arr.dtype.kind not in "iu":
+            return None
+        low = int(space.start)
+        return arr if bool(((arr >= low) & (arr < low + int(space.n))).all()) else None
+    if isinstance(space, (spaces.Box, spaces.MultiDiscrete, spaces.MultiBinary)):
+        dtype = np.dtype(space.dtype)
+        if arr.shape != (n, *space.shape) or (dtype.kind in "iu" and arr.dtype.kind not in "iub"):
+            return None
+        return arr.astype(dtype, copy=False)
+    return None

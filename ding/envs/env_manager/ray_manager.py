@@ -27,9 +27,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from ding.envs.env_manager import ray_cluster
+from ding.envs.env_manager.commands import Command, CommandKind
 from ding.envs.env_manager.ray_worker import RESTARTED, RayEnvWorker
 from ding.envs.env_manager.subprocess_manager import SyncSubprocessEnvManager, WorkerFault
-from ding.envs.env_manager.worker import Command
 from ding.errors import ConfigError, EnvManagerError, WorkerDiedError, WorkerTimeoutError
 
 CLOSE_GRACE = 2.0
@@ -254,7 +254,7 @@ class RayEnvManager(SyncSubprocessEnvManager):
         try:
             handles = [h for h in self._actors if h is not None]
             if handles and self._ray.is_initialized():
-                message = pickle.dumps(Command("close"))
+                message = pickle.dumps(Command(CommandKind.CLOSE))
                 refs = []
                 for handle in handles:
                     if handle.index in self._faulted:

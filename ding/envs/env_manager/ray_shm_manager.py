@@ -31,6 +31,7 @@ from multiprocessing.connection import Connection
 from typing import Any, ClassVar, cast
 
 from ding.envs.env_manager import ray_cluster
+from ding.envs.env_manager.commands import Command, CommandKind
 from ding.envs.env_manager.ray_manager import (
     CLOSE_GRACE,
     EXIT_WAIT,
@@ -41,7 +42,6 @@ from ding.envs.env_manager.ray_manager import (
 )
 from ding.envs.env_manager.ray_shm_worker import RayShmWorker
 from ding.envs.env_manager.subprocess_manager import SyncSubprocessEnvManager, WorkerHandle
-from ding.envs.env_manager.worker import Command
 from ding.errors import ConfigError, EnvManagerError, WorkerDiedError, WorkerTimeoutError
 
 HANDSHAKE_TIMEOUT = 5.0
@@ -266,7 +266,7 @@ class RayShmEnvManager(SyncSubprocessEnvManager):
             handles = [h for h in self._workers if h is not None]
             for handle in handles:
                 with contextlib.suppress(OSError):
-                    handle.conn.send_bytes(pickle.dumps(Command("close")))
+                    handle.conn.send_bytes(pickle.dumps(Command(CommandKind.CLOSE)))
             open_conns = {handle.conn: handle for handle in handles}
             deadline = time.monotonic() + CLOSE_GRACE
             while open_conns and (remaining := deadline - time.monotonic()) > 0:

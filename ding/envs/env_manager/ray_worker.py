@@ -1,8 +1,9 @@
 """The Ray actor of :class:`~ding.envs.env_manager.ray_manager.RayEnvManager`: several envs, stepped as a batch.
 
 The actor wraps the subprocess manager's :class:`~ding.envs.env_manager.worker.Worker` with private
-buffers and speaks the same byte messages (a step with its control and action rows, or a pickled
-:class:`~ding.envs.env_manager.worker.Command`), so one call steps every env the actor holds.
+buffers and speaks the same byte messages (a step with its control and action rows as raw bytes, see
+:mod:`~ding.envs.env_manager.rows`, or a pickled
+:class:`~ding.envs.env_manager.commands.Command`), so one call steps every env the actor holds.
 
 Ray re-runs ``__init__`` when it restarts a dead actor, which builds fresh envs; such an actor answers
 every message with :data:`RESTARTED` until the manager calls :meth:`RayEnvWorker.startup` again, so a
@@ -17,8 +18,9 @@ import os
 import pickle
 from typing import Any, cast
 
+from ding.envs.env_manager.commands import Command, CommandKind
 from ding.envs.env_manager.shm import BufferLayout
-from ding.envs.env_manager.worker import PRIVATE_STEP, Command, EnvFailure, Worker, _single_thread_numerics
+from ding.envs.env_manager.worker import EnvFailure, Worker, _single_thread_numerics, is_step
 
 RESTARTED = b"R"
 """Reply of an actor that Ray restarted and the manager has not started up again."""
@@ -51,7 +53,7 @@ class RayEnvWorker:
         if self._build_error is not None:
             return pickle.dumps((os.getpid(), node, self._build_error))
         if layout is not None:
-            self._worker.handle(Command("attach", layout))
+            self._worker.attach(layout)
         self._started = True
         return pickle.dumps((os.getpid(), node, self._worker.spaces()), protocol=pickle.HIGHEST_PROTOCOL)
 
@@ -60,19 +62,14 @@ class RayEnvWorker:
         if not self._started:
             return RESTARTED
         worker = self._worker
-        if message[:1] == PRIVATE_STEP:
-            worker.receive_inputs(pickle.loads(message[1:]))
-            return worker.step()
+        if is_step(message):
+            return worker.answer_step(message)
         command: Command = pickle.loads(message)
-        if command.name == "close":
+        if command.kind is CommandKind.CLOSE:
             worker.close()
             self._started = False
             return CLOSED
-        try:
-            result: Any = worker.handle(command)
-        except Exception as exc:  # a method call or seed failed: report it, keep serving
-            result = EnvFailure.capture(self._env_ids[0], command.name, exc)
-        return pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+        return worker.answer(command)
 
     def assigned_resources(self) -> dict[str, float]:
         """The resources Ray reserved for this actor (CPU, GPU, custom)."""

@@ -7,7 +7,7 @@ timestep while ``ready`` already holds the next episode's first one).
 Rewards, end flags, actions and per-env control words have one each.
 
 With ``shared=False`` every process keeps private arrays of the same layout and the rows of a
-step travel pickled through the worker's pipe (the ``shared_memory=False`` setting).
+step travel as raw bytes in the messages (:mod:`.rows`; the ``shared_memory=False`` setting).
 
 Envs whose spaces were probed rather than declared (DI-engine's style) check their own actions, so
 their actions always travel pickled; without shared memory their observations and rewards do too,
@@ -225,24 +225,6 @@ class SharedBuffers:
             return
         for buffer, path in zip(target, paths, strict=True):
             buffer[env_id] = get_path(obs, path)
-
-    def rows(self, rows: slice) -> tuple[Any, ...]:
-        """Copies of the result rows of some envs (for private buffers, which do not share memory)."""
-        return (
-            [a[rows].copy() for a in self.ready],
-            [a[rows].copy() for a in self.final],
-            self.reward[rows].copy(),
-            self.flags[rows].copy(),
-        )
-
-    def set_rows(self, rows: slice, values: tuple[Any, ...]) -> None:
-        ready, final, reward, flags = values
-        for target, value in zip(self.ready, ready, strict=True):
-            target[rows] = value
-        for target, value in zip(self.final, final, strict=True):
-            target[rows] = value
-        self.reward[rows] = reward
-        self.flags[rows] = flags
 
     def all_specs(self) -> list[ArraySpec]:
         return self.layout.all_specs() if self.layout.shared else []

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import functools
 import multiprocessing
 import os
 import pickle
@@ -37,6 +36,10 @@ from gymnasium import spaces
 from ding.envs.env_manager import async_api
 from ding.envs.env_manager.base_manager import BaseEnvManager
 from ding.envs.env_manager.batch import BatchTimestep, ObsBatch
+from ding.envs.env_manager.batch_read import read_rows
+from ding.envs.env_manager.commands import Command, CommandKind
+from ding.envs.env_manager.inputs import check_action_rows
+from ding.envs.env_manager.rows import RAW_REPLY, pack_request, unpack_reply
 from ding.envs.env_manager.settings import reset_wait
 from ding.envs.env_manager.shm import (
     CONTROL_RESET_ON_DONE,
@@ -51,7 +54,7 @@ from ding.envs.env_manager.shm import (
 )
 from ding.envs.env_manager.spin import SPIN_LIMIT, SpinBudget, spin_until
 from ding.envs.env_manager.state import EnvState
-from ding.envs.env_manager.worker import OK, PRIVATE_STEP, STEP, Command, EnvFailure, StepReply, worker_main
+from ding.envs.env_manager.worker import OK, STEP, EnvFailure, StepReply, worker_main
 from ding.envs.probe import probe_spaces
 from ding.envs.spaces import EnvSpaces
 from ding.envs.timestep import BaseEnvTimestep
@@ -100,10 +103,6 @@ class WorkerFault:
 
     worker: int
     error: EnvManagerError
-
-
-def _row(leaves: Mapping[Any, np.ndarray], env_id: int, path: Any) -> np.ndarray:
-    return leaves[path][env_id]
 
 
 def _release(workers: list[WorkerHandle | None], buffers: list[SharedBuffers]) -> None:
@@ -208,7 +207,7 @@ class SyncSubprocessEnvManager(BaseEnvManager):
                 self._spaces = self._spaces or startups[0][self._groups[0][0]]
                 self._allocate(self._spaces)
                 for w in range(len(self._groups)):
-                    self._request(w, Command("attach", self._layout))
+                    self._request(w, Command(CommandKind.ATTACH, self._layout))
             for startup in startups:
                 self._check_startup(startup)
         except BaseException:
@@ -227,7 +226,7 @@ class SyncSubprocessEnvManager(BaseEnvManager):
         built = [spaces for startup in startups for spaces in startup.values()]
         if any(spaces != built[0] for spaces in built) or (self._spaces is not None and self._spaces != built[0]):
             return False
-        return all(all(self._request(w, Command("declared")).values()) for w in range(len(self._groups)))
+        return all(all(self._request(w, Command(CommandKind.DECLARED)).values()) for w in range(len(self._groups)))
 
     def _allocate(self, env_spaces: EnvSpaces) -> None:
         shared = bool(self._cfg.shared_memory)
@@ -302,7 +301,7 @@ class SyncSubprocessEnvManager(BaseEnvManager):
         for handle in self._workers:
             if handle is not None:
                 with contextlib.suppress(OSError):
-                    handle.conn.send_bytes(pickle.dumps(Command("close")))
+                    handle.conn.send_bytes(pickle.dumps(Command(CommandKind.CLOSE)))
         deadline = time.monotonic() + CLOSE_GRACE
         for w, handle in enumerate(self._workers):
             if handle is not None:
@@ -479,30 +478,50 @@ class SyncSubprocessEnvManager(BaseEnvManager):
                 self._raise_fatal()
                 return self._batch_from(timesteps)
             infos.update(result.infos)
-        self._failures.clear()  # every env stepped successfully
-        flags = buffers.flags
-        done = flags[:, FLAG_DONE].copy()
+        return self._batch_of(list(range(self._env_num)), infos)
+
+    def _batch_of(self, env_ids: list[int], infos: Mapping[int, dict[str, Any]]) -> BatchTimestep:
+        """The batch of envs that all stepped without a failure, read from the buffers with one copy per array.
+
+        Their episodes are accounted as ``step`` does; only envs whose episode ended get a timestep object.
+        """
+        layout = self._layout
+        assert self._buffers is not None and layout is not None
+        rows = read_rows(self._buffers, self.observation_space, env_ids, copy=self._copy_on_get)
+        ready, failures = self._ready_obs, self._failures
         final_obs = {}
-        for env_id in np.flatnonzero(done).tolist():
+        for j in np.flatnonzero(rows.done).tolist():
+            env_id = env_ids[j]
             timestep = self._timestep(env_id, infos.get(env_id, {}))
             final_obs[env_id] = timestep.obs
+            failures.pop(env_id, None)
             self._after_step(env_id, timestep)
-        # one copy of the whole batch (or views with copy_on_get=False); continuing envs' ready obs are its rows
-        by_path = dict(zip(self._layout.obs_paths, buffers.ready, strict=True))  # type: ignore[union-attr]
-        copy = self._copy_on_get
-        leaves = {path: (leaf.copy() if copy else leaf) for path, leaf in by_path.items()}
-        batch = build_tree(self.observation_space, lambda p: leaves[p])
-        for env_id in np.flatnonzero(~done).tolist():
-            self._ready_obs[env_id] = build_tree(self.observation_space, functools.partial(_row, leaves, env_id))
+            if env_id not in ready:  # no new episode: the row shows the episode's last observation
+                rows.set_row(j, timestep.obs, layout.obs_paths)
+            elif not rows.reset[j]:  # reset here, after the step: the row shows the new first observation
+                rows.set_row(j, ready[env_id], layout.obs_paths)
+        for j in np.flatnonzero(~rows.done).tolist():
+            env_id = env_ids[j]
+            ready[env_id] = rows.row(j)
+            if failures:
+                failures.pop(env_id, None)
         return BatchTimestep(
-            obs=batch,
-            reward=buffers.reward.copy(),
-            done=done,
-            terminated=flags[:, FLAG_TERMINATED].copy(),
-            truncated=flags[:, FLAG_TRUNCATED].copy(),
-            info=[infos.get(i, {}) for i in range(self._env_num)],
+            obs=rows.obs,
+            reward=rows.reward,
+            done=rows.done,
+            terminated=rows.terminated,
+            truncated=rows.truncated,
+            info=[infos.get(i, {}) for i in env_ids],
             final_obs=final_obs,
-            env_ids=np.arange(self._env_num, dtype=np.int64),
+            env_ids=np.asarray(env_ids, dtype=np.int64),
+        )
+
+    def _check_action_rows(self, env_ids: list[int], rows: Any) -> dict[int, Any]:
+        """With an action buffer, an array of actions is checked as one array (the errors stay per action)."""
+        if self._buffers is None or self._buffers.action is None:
+            return super()._check_action_rows(env_ids, rows)
+        return check_action_rows(
+            rows, env_ids, self.action_space, self._ready_obs, self.ready_obs_id, self._env_states, self._action_check
         )
 
     def _check_batch_actions(self, actions: Any) -> np.ndarray:
@@ -518,9 +537,8 @@ class SyncSubprocessEnvManager(BaseEnvManager):
             if arr.dtype.kind not in "iub":
                 raise TypeError(f"step_batch() actions have dtype {arr.dtype}; {space} takes integers")
             bad = np.flatnonzero((arr < space.start) | (arr >= space.start + space.n))
-            if bad.size:
-                env_id = int(bad[0])
-                raise ValueError(f"env {env_id}: action {arr[env_id]} is out of range for {space}")
+            if bad.size:  # the per-action check names the env and the value
+                self._check_actions({int(bad[0]): arr[int(bad[0])]})
         elif np.dtype(space.dtype).kind in "iu" and arr.dtype.kind == "f":
             raise TypeError(f"step_batch() actions have dtype {arr.dtype}; {space} takes integers")
         return arr
@@ -531,27 +549,27 @@ class SyncSubprocessEnvManager(BaseEnvManager):
         counts = np.fromiter(self._env_episode_count.values(), dtype=np.float64, count=self._env_num)
         return (counts + 1 < self._episode_num).astype(np.int64)
 
-    def _reset_on_done(self, env_id: int) -> bool:
-        return bool(self._auto_reset) and self._env_episode_count[env_id] + 1 < self._episode_num
-
     def _dispatch_step(self, actions: Mapping[int, Any]) -> tuple[list[int], dict[int, WorkerFault]]:
         """Write actions and step flags to shared memory and wake the workers involved."""
         buffers = self._buffers
         assert buffers is not None
         control = buffers.control
-        workers = sorted({self._worker_of[env_id] for env_id in actions})
+        worker_of = self._worker_of
+        workers = sorted({worker_of[env_id] for env_id in actions})
         for w in workers:
-            control[self._groups[w], CONTROL_STEP] = 0
-        for env_id, action in actions.items():
-            if buffers.action is not None:
-                buffers.action[env_id] = action
-            control[env_id, CONTROL_STEP] = 1
-            control[env_id, CONTROL_RESET_ON_DONE] = self._reset_on_done(env_id)
+            control[self._group_rows[w], CONTROL_STEP] = 0
+        ids = np.fromiter(actions, dtype=np.intp, count=len(actions))
+        if buffers.action is not None:  # one write of every action
+            buffers.action[ids] = np.asarray(list(actions.values()), dtype=buffers.action.dtype).reshape(
+                (len(ids), *buffers.action.shape[1:])
+            )
+        control[ids, CONTROL_STEP] = 1
+        control[ids, CONTROL_RESET_ON_DONE] = self._reset_on_done_mask()[ids]
         faults: dict[int, WorkerFault] = {}
         for w in workers:
             if buffers.action is None:
                 mine = {i: a for i, a in actions.items() if self._worker_of[i] == w}
-                fault = self._send(w, pickle.dumps(Command("actions", mine)))
+                fault = self._send(w, pickle.dumps(Command(CommandKind.ACTIONS, mine)))
                 reply = fault or self._collect([w], self._step_timeout)[w]
                 if isinstance(reply, WorkerFault):
                     faults[w] = reply
@@ -562,23 +580,23 @@ class SyncSubprocessEnvManager(BaseEnvManager):
         return [w for w in workers if w not in faults], faults
 
     def _step_message(self, w: int) -> bytes:
-        """The wake-up byte, or with private buffers the byte plus this worker's control and action rows."""
+        """The wake-up byte, or with private buffers this worker's control and action rows as raw bytes."""
         buffers = self._buffers
         assert buffers is not None
         if buffers.layout.shared:
             return STEP
-        rows = self._group_rows[w]
-        actions = buffers.action[rows] if buffers.action is not None else None
-        return PRIVATE_STEP + pickle.dumps((buffers.control[rows], actions), protocol=pickle.HIGHEST_PROTOCOL)
+        return pack_request(buffers, self._group_rows[w])
 
     def _decode(self, w: int, reply: bytes) -> StepReply:
         """A worker's step or reset reply; with private buffers its result rows are copied in."""
         if reply == OK:
             return StepReply()
-        result: StepReply = pickle.loads(reply)
-        if result.rows is not None:
+        if reply[:1] == RAW_REPLY:
             assert self._buffers is not None
-            self._buffers.set_rows(self._group_rows[w], result.rows)
+            reply = unpack_reply(reply, self._buffers, self._group_rows[w])
+            if reply == OK:
+                return StepReply()
+        result: StepReply = pickle.loads(reply)
         return self._adopt(result)
 
     def _adopt(self, result: StepReply) -> StepReply:
@@ -611,6 +629,32 @@ class SyncSubprocessEnvManager(BaseEnvManager):
         self, pending: Mapping[int, Any], wanted: int, timeout: float | None
     ) -> dict[int, BaseEnvTimestep]:
         """Gather replies until ``wanted`` envs have theirs; a worker past ``step_timeout`` becomes a fault."""
+        by_worker, replies = self._await_replies(pending, wanted, timeout)
+        return self._gather({i: a for w in replies for i, a in by_worker[w].items()}, replies)
+
+    def _async_receive_batch(
+        self, pending: Mapping[int, Any], wanted: int, timeout: float | None
+    ) -> BatchTimestep | dict[int, BaseEnvTimestep]:
+        """:meth:`_async_receive`, as a batch read from the buffers at once when no env failed."""
+        by_worker, replies = self._await_replies(pending, wanted, timeout)
+        actions = {i: a for w in replies for i, a in by_worker[w].items()}
+        assert self._layout is not None
+        if self._layout.pickled:
+            return self._gather(actions, replies)
+        infos: dict[int, dict[str, Any]] = {}
+        for w, reply in replies.items():
+            if reply == OK:
+                continue
+            result = reply if isinstance(reply, WorkerFault) else self._decode(w, reply)
+            if isinstance(result, WorkerFault) or result.failures:  # rare: the per-env path handles faults
+                return self._gather(actions, replies)
+            infos.update(result.infos)
+        return self._batch_of(sorted(actions), infos)
+
+    def _await_replies(
+        self, pending: Mapping[int, Any], wanted: int, timeout: float | None
+    ) -> tuple[dict[int, dict[int, Any]], dict[int, bytes | WorkerFault]]:
+        """The envs in flight by worker, and the replies of the workers that answered (or faulted) in time."""
         by_worker: dict[int, dict[int, Any]] = {}
         for env_id, action in pending.items():
             by_worker.setdefault(self._worker_of[env_id], {})[env_id] = action
@@ -644,7 +688,7 @@ class SyncSubprocessEnvManager(BaseEnvManager):
                 replies.update(self._collect(overdue, 0.0))
         for w in replies:
             self._sent_at.pop(w, None)
-        return self._gather({i: a for w in replies for i, a in by_worker[w].items()}, replies)
+        return by_worker, replies
 
     def _answered(self, workers: Sequence[int], timeout: float | None) -> list[int]:
         """The workers among ``workers`` whose reply (or death) is in, waiting up to ``timeout`` for one."""
@@ -747,7 +791,7 @@ class SyncSubprocessEnvManager(BaseEnvManager):
             sent = []
             for w in workers:
                 mine = {i: kw for i, kw in pending.items() if self._worker_of[i] == w}
-                fault = self._send(w, pickle.dumps(Command("reset", mine), protocol=pickle.HIGHEST_PROTOCOL))
+                fault = self._send(w, pickle.dumps(Command(CommandKind.RESET, mine), protocol=pickle.HIGHEST_PROTOCOL))
                 if fault is not None:
                     faults[w] = fault
                 else:
@@ -779,16 +823,17 @@ class SyncSubprocessEnvManager(BaseEnvManager):
         ids = [i for i in (env_ids if env_ids is not None else range(self._env_num)) if i in self._seeds]
         for w in sorted({self._worker_of[i] for i in ids}):
             mine = {i: (self._seeds[i], self._dynamic_seed) for i in ids if self._worker_of[i] == w}
-            self._request(w, Command("seed", mine))
+            self._request(w, Command(CommandKind.SEED, mine))
 
     def _apply_replay(self, env_ids: Sequence[int] | None = None) -> None:
         assert self._replay_dirs is not None
         ids = list(env_ids if env_ids is not None else range(self._env_num))
         for w in sorted({self._worker_of[i] for i in ids}):
-            self._request(w, Command("replay", {i: self._replay_dirs[i] for i in ids if self._worker_of[i] == w}))
+            mine = {i: self._replay_dirs[i] for i in ids if self._worker_of[i] == w}
+            self._request(w, Command(CommandKind.REPLAY, mine))
 
     def _renew_env(self, env_id: int) -> None:
-        result: StepReply = self._request(self._worker_of[env_id], Command("renew", [env_id]))
+        result: StepReply = self._request(self._worker_of[env_id], Command(CommandKind.RENEW, [env_id]))
         if result.failures:
             failure = next(iter(result.failures.values()))
             self.close()
@@ -797,7 +842,7 @@ class SyncSubprocessEnvManager(BaseEnvManager):
     def _describe_all(self, name: str) -> dict[int, tuple[Any, ...]]:
         described: dict[int, tuple[Any, ...]] = {}
         for w in range(len(self._groups)):
-            described.update(self._request(w, Command("getattr", name)))
+            described.update(self._request(w, Command(CommandKind.GETATTR, name)))
         return described
 
     def _call_envs(
@@ -807,5 +852,5 @@ class SyncSubprocessEnvManager(BaseEnvManager):
         results: dict[int, Any] = {}
         for w in sorted({self._worker_of[i] for i in ids}):
             mine = [i for i in ids if self._worker_of[i] == w]
-            results.update(self._request(w, Command("call", (name, args, kwargs, mine))))
+            results.update(self._request(w, Command(CommandKind.CALL, (name, args, kwargs, mine))))
         return results

@@ -1,14 +1,16 @@
 """The loop a subprocess worker runs: it owns a few envs and steps them as one batch per wake-up.
 
-Messages on the worker's pipe (the parent's side is :mod:`.subprocess_manager`):
+Messages from the manager, on any channel (a pipe here; zmq and Ray calls carry the same bytes):
 
 - ``b"S"``: step every owned env whose ``control[i, CONTROL_STEP]`` is set, with its action from
   shared memory; results go to shared memory. The reply is ``b"k"`` or, when some env has a
   non-empty info dict or raised, a pickled :class:`StepReply` (only then is anything pickled).
   With a ``pickled`` layout (envs with probed spaces, no shared memory) observations and rewards
   travel in the :class:`StepReply` instead.
-- A pickled :class:`Command` for everything else (reset, seed, replay, attribute reads, method
-  calls, close).
+- ``RAW_STEP`` and raw rows (private buffers, :mod:`.rows`): the same step, with this group's control
+  and action rows in the message and its result rows after the reply's head.
+- A pickled :class:`~ding.envs.env_manager.commands.Command` for everything else (reset, seed,
+  replay, attribute reads, method calls, close).
 
 Env exceptions are caught per env and reported with their traceback; the worker itself only
 stops on ``close``, on a broken pipe, or when the parent dies (it asks the kernel to kill it then).
@@ -19,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import dataclasses
+import logging
 import os
 import pickle
 import signal
@@ -27,11 +30,11 @@ import time
 import traceback
 from collections.abc import Callable
 from multiprocessing.connection import Connection
-from typing import Any
+from typing import Any, ClassVar
 
-import numpy as np
-
+from ding.envs.env_manager.commands import Command, CommandKind
 from ding.envs.env_manager.fanout import describe_attribute
+from ding.envs.env_manager.rows import RAW_STEP, pack_reply, unpack_request
 from ding.envs.env_manager.settings import seed_env
 from ding.envs.env_manager.shm import (
     CONTROL_RESET_ON_DONE,
@@ -46,11 +49,12 @@ from ding.envs.env_manager.shm import (
 from ding.envs.env_manager.spin import SpinBudget, spin_until
 from ding.envs.probe import class_declared_spaces, read_spaces
 from ding.envs.spaces import EnvSpaces
+from ding.errors import UnknownNameError
 
 STEP = b"S"
-PRIVATE_STEP = b"P"
 OK = b"k"
 _PR_SET_PDEATHSIG = 1
+logger = logging.getLogger("ding.env_worker")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,17 +79,13 @@ class StepReply:
 
     infos: dict[int, dict[str, Any]] = dataclasses.field(default_factory=dict)
     failures: dict[int, EnvFailure] = dataclasses.field(default_factory=dict)
-    rows: tuple[Any, ...] | None = None  # result rows, when buffers are private (not shared memory)
     steps: dict[int, tuple[Any, Any]] | None = None  # pickled layouts: (obs, reward) of each step
     ready: dict[int, Any] | None = None  # pickled layouts: the first obs of each reset
 
 
-@dataclasses.dataclass(frozen=True)
-class Command:
-    """A control message: ``name`` is reset, seed, replay, getattr, call, renew, spaces, declared, attach or close."""
-
-    name: str
-    payload: Any = None
+def is_step(message: bytes) -> bool:
+    """Whether a message to a worker is a step (else it is a pickled command)."""
+    return message == STEP or message[:1] == RAW_STEP
 
 
 def _die_with_parent() -> None:
@@ -118,7 +118,7 @@ class Worker:
         self.pickled_actions: dict[int, Any] = {}
         self.rows = slice(min(env_ids), max(env_ids) + 1)
         self.rows_in_reply = False
-        """Private buffers: step and reset replies carry this worker's result rows (pickled in the reply)."""
+        """Private buffers: step and reset replies carry this worker's result rows (raw, after the head)."""
 
     # ----- env construction ----------------------------------------------------------------------
     def build(self, env_id: int) -> None:
@@ -129,7 +129,7 @@ class Worker:
             env.enable_save_replay(self.replay[env_id])
         self.envs[env_id] = env
 
-    def spaces(self) -> dict[int, EnvSpaces]:
+    def spaces(self, _: Any = None) -> dict[int, EnvSpaces]:
         return {i: read_spaces(e) for i, e in self.envs.items()}
 
     # ----- hot path ------------------------------------------------------------------------------
@@ -173,9 +173,6 @@ class Worker:
                     reply.failures[env_id] = EnvFailure.capture(env_id, "reset", exc)
                     continue
                 row[FLAG_RESET] = True
-        if self.rows_in_reply:
-            reply = reply or StepReply()
-            reply.rows = buffers.rows(self.rows)
         return OK if reply is None else pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
 
     def step_pickled(self) -> bytes:
@@ -210,17 +207,32 @@ class Worker:
                     reply.failures[env_id] = EnvFailure.capture(env_id, "reset", exc)
                     continue
                 row[FLAG_RESET] = True
-        if self.rows_in_reply:
-            reply.rows = buffers.rows(self.rows)
         return pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
 
-    def receive_inputs(self, inputs: tuple[np.ndarray, np.ndarray | None]) -> None:
-        """Private buffers: take this step's control and action rows from the message."""
-        assert self.buffers is not None
-        control, actions = inputs
-        self.buffers.control[self.rows] = control
-        if actions is not None and self.buffers.action is not None:
-            self.buffers.action[self.rows] = actions
+    def answer_step(self, message: bytes) -> bytes:
+        """The reply to a step message: ``STEP``, or ``RAW_STEP`` with rows (private buffers, :mod:`.rows`)."""
+        if message == STEP:
+            return self.step()
+        buffers = self.buffers
+        if message[:1] != RAW_STEP or buffers is None or not self.rows_in_reply:
+            raise ValueError(f"not a step message for this worker: {message[:16]!r}")
+        unpack_request(message, buffers, self.rows)
+        return pack_reply(self.step(), buffers, self.rows)
+
+    def answer(self, command: Command) -> bytes:
+        """The reply to a control command: its pickled result, or the failure it raised.
+
+        With private buffers a reset's result rows follow as raw bytes, as a step's do.
+        """
+        try:
+            result: Any = self.handle(command)
+        except Exception as exc:  # a method call or seed failed: report it, keep serving
+            result = EnvFailure.capture(self.env_ids[0], command.name, exc)
+        reply = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+        if command.kind is CommandKind.RESET and self.rows_in_reply and isinstance(result, StepReply):
+            assert self.buffers is not None
+            return pack_reply(reply, self.buffers, self.rows)
+        return reply
 
     # ----- control commands ----------------------------------------------------------------------
     def reset(self, params: dict[int, dict[str, Any]]) -> StepReply:
@@ -239,56 +251,74 @@ class Worker:
             else:
                 self.buffers.write_obs(self.buffers.ready, env_id, obs)
             self.buffers.flags[env_id] = False
-        if self.rows_in_reply:
-            reply.rows = self.buffers.rows(self.rows)
         return reply
 
     def handle(self, command: Command) -> Any:
-        name, payload = command.name, command.payload
-        if name == "attach":
-            if self.buffers is not None:
-                self.buffers.close()
-            self.buffers = SharedBuffers(payload, create=False)
-            self.rows_in_reply = not self.buffers.layout.shared
-            return None
-        if name == "spaces":
-            return self.spaces()
-        if name == "declared":
-            return {i: class_declared_spaces(e) is not None for i, e in self.envs.items()}
-        if name == "reset":
-            return self.reset(payload)
-        if name == "actions":
-            self.pickled_actions = payload
-            return None
-        if name == "seed":
-            for env_id, (seed, dynamic) in payload.items():
-                self.seeds[env_id] = (seed, dynamic)
-                seed_env(self.envs[env_id], seed, dynamic)
-            return None
-        if name == "replay":
-            for env_id, path in payload.items():
-                self.replay[env_id] = path
-                self.envs[env_id].enable_save_replay(path)
-            return None
-        if name == "renew":
-            failures = {}
-            for env_id in payload:
-                with contextlib.suppress(Exception):
-                    self.envs[env_id].close()
-                try:
-                    self.build(env_id)
-                except Exception as exc:  # reported like any env failure
-                    failures[env_id] = EnvFailure.capture(env_id, "renew", exc)
-            return StepReply(failures=failures)
-        if name == "getattr":
-            described = {env_id: describe_attribute(self.envs[env_id], payload) for env_id in self.env_ids}
-            pickle.dumps(described)  # an attribute that cannot travel fails here, as the command's failure
-            return described
-        if name == "call":
-            method, args, kwargs, env_ids = payload
-            ids = self.env_ids if env_ids is None else [i for i in env_ids if i in self.envs]
-            return {env_id: getattr(self.envs[env_id], method)(*args, **kwargs) for env_id in ids}
-        raise ValueError(f"unknown worker command {name!r}")
+        """Carry out a control command (not ``close``, which ends the serving loop) and return its answer."""
+        handler = self._handlers.get(command.kind)
+        if handler is None:
+            known = ", ".join(kind.value for kind in self._handlers)
+            raise UnknownNameError(f"a worker does not handle command {command.name!r} here; it handles: {known}")
+        return getattr(self, handler)(command.payload)
+
+    def attach(self, layout: BufferLayout) -> None:
+        if self.buffers is not None:
+            self.buffers.close()
+        self.buffers = SharedBuffers(layout, create=False)
+        self.rows_in_reply = not self.buffers.layout.shared
+
+    def declared(self, _: Any = None) -> dict[int, bool]:
+        return {i: class_declared_spaces(e) is not None for i, e in self.envs.items()}
+
+    def take_actions(self, actions: dict[int, Any]) -> None:
+        self.pickled_actions = actions
+
+    def seed(self, seeds: dict[int, tuple[int, bool | None]]) -> None:
+        for env_id, (seed, dynamic) in seeds.items():
+            self.seeds[env_id] = (seed, dynamic)
+            seed_env(self.envs[env_id], seed, dynamic)
+
+    def save_replay(self, paths: dict[int, str]) -> None:
+        for env_id, path in paths.items():
+            self.replay[env_id] = path
+            self.envs[env_id].enable_save_replay(path)
+
+    def renew(self, env_ids: list[int]) -> StepReply:
+        failures = {}
+        for env_id in env_ids:
+            try:
+                self.envs[env_id].close()
+            except Exception:  # a broken env may fail to close; it is rebuilt either way
+                logger.debug("env %d raised while closing for renewal", env_id, exc_info=True)
+            try:
+                self.build(env_id)
+            except Exception as exc:  # reported like any env failure
+                failures[env_id] = EnvFailure.capture(env_id, "renew", exc)
+        return StepReply(failures=failures)
+
+    def describe(self, name: str) -> dict[int, tuple[Any, ...]]:
+        described = {env_id: describe_attribute(self.envs[env_id], name) for env_id in self.env_ids}
+        pickle.dumps(described)  # an attribute that cannot travel fails here, as the command's failure
+        return described
+
+    def call(self, request: tuple[str, tuple[Any, ...], dict[str, Any], list[int] | None]) -> dict[int, Any]:
+        method, args, kwargs, env_ids = request
+        ids = self.env_ids if env_ids is None else [i for i in env_ids if i in self.envs]
+        return {env_id: getattr(self.envs[env_id], method)(*args, **kwargs) for env_id in ids}
+
+    _handlers: ClassVar[dict[CommandKind, str]] = {
+        CommandKind.ATTACH: "attach",
+        CommandKind.SPACES: "spaces",
+        CommandKind.DECLARED: "declared",
+        CommandKind.RESET: "reset",
+        CommandKind.ACTIONS: "take_actions",
+        CommandKind.SEED: "seed",
+        CommandKind.REPLAY: "save_replay",
+        CommandKind.RENEW: "renew",
+        CommandKind.GETATTR: "describe",
+        CommandKind.CALL: "call",
+    }
+    """The method serving each command but ``close`` (the serving loop's own)."""
 
     def close(self) -> None:
         for env in self.envs.values():
@@ -333,7 +363,7 @@ def serve_connection(
             for env_id in env_ids:
                 worker.build(env_id)
             if layout is not None:
-                worker.handle(Command("attach", layout))
+                worker.attach(layout)
             startup = worker.spaces()
         except Exception as exc:  # a constructor failed: report it instead of the spaces
             startup = EnvFailure.capture(env_ids[0], "build", exc)
@@ -345,22 +375,14 @@ def serve_connection(
             idle_since = time.perf_counter()
             spin_until(conn.poll, budget.window())
             message = conn.recv_bytes()
-            if message == STEP:
+            if is_step(message):
                 budget.observe(time.perf_counter() - idle_since)
-                conn.send_bytes(worker.step())
+                conn.send_bytes(worker.answer_step(message))
                 continue
-            if message[:1] == PRIVATE_STEP:
-                worker.receive_inputs(pickle.loads(message[1:]))
-                conn.send_bytes(worker.step())
-                continue
-            command = pickle.loads(message)
-            if command.name == "close":
+            command: Command = pickle.loads(message)
+            if command.kind is CommandKind.CLOSE:
                 break
-            try:
-                result: Any = worker.handle(command)
-            except Exception as exc:  # a method call or seed failed: report, keep serving
-                result = EnvFailure.capture(env_ids[0], command.name, exc)
-            conn.send_bytes(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
+            conn.send_bytes(worker.answer(command))
     except (EOFError, BrokenPipeError, ConnectionResetError, KeyboardInterrupt):
         pass
     finally:

@@ -29,11 +29,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from ding.envs.env_manager.subprocess_manager import SyncSubprocessEnvManager, WorkerFault
-from ding.envs.env_manager.worker import OK, STEP, StepReply
 from ding.envs.env_manager.zmq_hub import Fault, Hub
 from ding.envs.env_manager.zmq_keys import ephemeral_keys, load_manager_keys
 from ding.envs.env_manager.zmq_protocol import ASSIGN, REQUEST
-from ding.envs.env_manager.zmq_rows import RAW_REPLY, pack_request, unpack_reply
 from ding.errors import ConfigError, WorkerDiedError
 
 ENDPOINT_FORMS = "'ipc', 'tcp', 'ipc:///path' or 'tcp://HOST:PORT'"
@@ -247,22 +245,6 @@ class ZmqEnvManager(SyncSubprocessEnvManager):
         assert self._hub is not None
         fault = self._hub.request(w, REQUEST, message)
         return WorkerFault(w, fault.error()) if fault is not None else None
-
-    def _step_message(self, w: int) -> bytes:
-        """The wake-up byte, or with private buffers this group's control and action rows as raw bytes."""
-        buffers = self._buffers
-        assert buffers is not None
-        if buffers.layout.shared:
-            return STEP
-        return pack_request(buffers, self._group_rows[w])
-
-    def _decode(self, w: int, reply: bytes) -> StepReply:
-        """A step or reset reply; raw result rows (private buffers) are copied into this manager's buffers."""
-        if reply[:1] != RAW_REPLY:
-            return super()._decode(w, reply)
-        assert self._buffers is not None
-        head = unpack_reply(reply, self._buffers, self._group_rows[w])
-        return StepReply() if head == OK else self._adopt(pickle.loads(head))
 
     def _answered(self, workers: Sequence[int], timeout: float | None) -> list[int]:
         assert self._hub is not None

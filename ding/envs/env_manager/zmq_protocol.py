@@ -6,7 +6,7 @@ id; replies carry the id of their request, so a late or repeated reply is recogn
 
 Registration messages (``HELLO``, ``WELCOME``) carry JSON. Request and reply payloads are the
 subprocess worker's own messages (pickled commands and their results, step wake-ups), and step
-rows as raw bytes (:mod:`.zmq_rows`); they are only exchanged with peers that passed CURVE
+rows as raw bytes (:mod:`.rows`); they are only exchanged with peers that passed CURVE
 authentication and registered.
 
 >>> frame = encode(REPLY, b"payload", slot=3, request_id=7)
@@ -23,8 +23,11 @@ import struct
 from collections.abc import Sequence
 from typing import Any
 
+from ding.envs.env_manager.rows import MalformedMessage
+
 MAGIC = b"DZ"
-VERSION = 2
+VERSION = 3
+"""3: commands carry a :class:`~ding.envs.env_manager.commands.CommandKind`; rows only travel raw."""
 HEADER = struct.Struct("!2sBBIQ")
 """magic, version, kind, slot, request id."""
 
@@ -46,10 +49,6 @@ TO_WORKER = frozenset({WELCOME, PING, ASSIGN, REQUEST, FORGET, CLOSE})
 
 HEARTBEAT_SUFFIX = b"~hb"
 """A worker's heartbeat socket has its data socket's routing id plus this suffix."""
-
-
-class MalformedMessage(ValueError):
-    """A message that does not follow the wire format (it is dropped and logged, never processed)."""
 
 
 @dataclasses.dataclass(frozen=True)

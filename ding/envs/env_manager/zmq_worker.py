@@ -3,7 +3,7 @@
 The same loop serves workers a manager starts on its own host and workers started by hand on
 other hosts (``ding -m worker --connect tcp://HOST:PORT --keys DIR``). Each assigned group is a
 subprocess-manager :class:`~ding.envs.env_manager.worker.Worker` with the buffer layout the manager
-sends: private buffers, whose rows travel in the messages as raw bytes (:mod:`.zmq_rows`), or (local
+sends: private buffers, whose rows travel in the messages as raw bytes (:mod:`.rows`), or (local
 workers only) shared memory.
 
 A second socket carries heartbeats from a thread, so a worker busy in a long env step still shows
@@ -29,13 +29,11 @@ import zmq
 
 from ding.envs.env_manager.spin import SPIN_LIMIT, SpinBudget, spin_until
 from ding.envs.env_manager.worker import (
-    STEP,
-    Command,
     EnvFailure,
-    StepReply,
     Worker,
     _die_with_parent,
     _single_thread_numerics,
+    is_step,
 )
 from ding.envs.env_manager.zmq_keys import WorkerKeys
 from ding.envs.env_manager.zmq_protocol import (
@@ -57,7 +55,6 @@ from ding.envs.env_manager.zmq_protocol import (
     encode,
     encode_json,
 )
-from ding.envs.env_manager.zmq_rows import RAW_STEP, pack_reply, unpack_request
 
 EXIT_CLOSED = 0
 """The manager closed the worker."""
@@ -153,50 +150,26 @@ class _Heartbeat(threading.Thread):
             os._exit(link.gone)  # the main thread is stuck in env code and cannot close itself
 
 
-class Group(Worker):
-    """An assigned env group; with private buffers its step rows travel raw (:mod:`.zmq_rows`), not pickled."""
-
-    raw_rows = False
-
-    def handle(self, command: Command) -> Any:
-        result = super().handle(command)
-        if command.name == "attach":
-            # rows follow each reply as raw bytes, so the base class must not pickle them into it too
-            self.raw_rows, self.rows_in_reply = self.rows_in_reply, False
-        return result
+def handle_request(group: Worker, message: bytes) -> bytes:
+    """Serve one request (a step, with raw rows for private buffers, or a pickled command) and return the reply."""
+    if is_step(message):
+        return group.answer_step(message)
+    return group.answer(pickle.loads(message))
 
 
-def handle_request(group: Group, message: bytes) -> bytes:
-    """Serve one request (raw step rows, a step wake-up or a pickled command) and return the reply."""
-    if message[:1] == RAW_STEP and group.raw_rows and group.buffers is not None:
-        unpack_request(message, group.buffers, group.rows)
-        return pack_reply(group.step(), group.buffers, group.rows)
-    if message == STEP:
-        return group.step()
-    command: Command = pickle.loads(message)
-    try:
-        result: Any = group.handle(command)
-    except Exception as exc:  # a method call or seed failed: report it, keep serving
-        result = EnvFailure.capture(group.env_ids[0], command.name, exc)
-    reply = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
-    if command.name == "reset" and isinstance(result, StepReply) and group.raw_rows and group.buffers is not None:
-        return pack_reply(reply, group.buffers, group.rows)
-    return reply
-
-
-def build_group(payload: bytes) -> tuple[Group | None, bytes]:
+def build_group(payload: bytes) -> tuple[Worker | None, bytes]:
     """Build an assigned env group; returns the group and the startup reply (its spaces, or the failure)."""
     import cloudpickle
 
     env_ids, blob, layout = pickle.loads(payload)
-    group: Group | None = None
+    group: Worker | None = None
     try:
         # the socket, not a pipe, carries this group's messages: the group never uses its connection
-        group = Group(env_ids, cloudpickle.loads(blob), None)  # type: ignore[arg-type]
+        group = Worker(env_ids, cloudpickle.loads(blob), None)  # type: ignore[arg-type]
         for env_id in env_ids:
             group.build(env_id)
         if layout is not None:
-            group.handle(Command("attach", layout))
+            group.attach(layout)
         startup: Any = group.spaces()
     except Exception as exc:  # a constructor (or unpickling it on this host) failed: report it
         startup = EnvFailure.capture(env_ids[0], "build", exc)
@@ -221,7 +194,7 @@ def serve(options: WorkerOptions) -> int:
     sock.setsockopt(zmq.RCVTIMEO, int(link.interval * 1000))
     heartbeat = _Heartbeat(context, options, identity, link)
     heartbeat.start()
-    groups: dict[int, Group] = {}
+    groups: dict[int, Worker] = {}
     hello = encode(HELLO, encode_json({"host": socket.gethostname(), "pid": os.getpid(), "version": VERSION}))
     hello_due = 0.0
     budget = SpinBudget(options.spin_limit)
@@ -291,7 +264,7 @@ def serve(options: WorkerOptions) -> int:
     return status
 
 
-def _close_groups(groups: dict[int, Group]) -> None:
+def _close_groups(groups: dict[int, Worker]) -> None:
     for group in groups.values():
         group.close()
     groups.clear()

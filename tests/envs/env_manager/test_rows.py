@@ -1,4 +1,4 @@
-"""Step rows as raw bytes between a zmq manager's private buffers and a worker's env group."""
+"""The row codec: step rows as raw bytes between a manager's private buffers and a worker's env group."""
 
 from __future__ import annotations
 
@@ -8,11 +8,18 @@ import cloudpickle
 import numpy as np
 import pytest
 
+from ding.envs.env_manager.commands import Command, CommandKind
+from ding.envs.env_manager.rows import (
+    RAW_REPLY,
+    MalformedMessage,
+    pack_reply,
+    pack_request,
+    unpack_reply,
+    unpack_request,
+)
 from ding.envs.env_manager.shm import CONTROL_RESET_ON_DONE, CONTROL_STEP, BufferLayout, SharedBuffers
-from ding.envs.env_manager.worker import Command, StepReply
-from ding.envs.env_manager.zmq_protocol import MalformedMessage
-from ding.envs.env_manager.zmq_rows import RAW_REPLY, pack_reply, pack_request, unpack_reply, unpack_request
-from ding.envs.env_manager.zmq_worker import Group, build_group, handle_request
+from ding.envs.env_manager.worker import StepReply, Worker
+from ding.envs.env_manager.zmq_worker import build_group, handle_request
 from tests.envs.env_manager.envs import DictObsEnv
 
 
@@ -59,10 +66,10 @@ def test_a_group_with_private_buffers_steps_and_resets_with_raw_rows() -> None:
     manager_side = private_buffers()
     payload = pickle.dumps(([2, 3], cloudpickle.dumps([DictObsEnv, DictObsEnv]), manager_side.layout))
     group, startup = build_group(payload)
-    assert isinstance(group, Group) and group.raw_rows and isinstance(pickle.loads(startup), dict)
+    assert isinstance(group, Worker) and group.rows_in_reply and isinstance(pickle.loads(startup), dict)
     try:
         rows = slice(2, 4)
-        reply = handle_request(group, pickle.dumps(Command("reset", {2: {}, 3: {}})))
+        reply = handle_request(group, pickle.dumps(Command(CommandKind.RESET, {2: {}, 3: {}})))
         assert reply[:1] == RAW_REPLY
         assert unpack_reply(reply, manager_side, rows)[:1] == b"\x80"  # the pickled StepReply of the reset
         assert manager_side.ready[0][rows].any()  # the reset observations came with it
@@ -74,9 +81,29 @@ def test_a_group_with_private_buffers_steps_and_resets_with_raw_rows() -> None:
         reply = handle_request(group, pack_request(manager_side, rows))
         head = unpack_reply(reply, manager_side, rows)
         result = StepReply() if head == b"k" else pickle.loads(head)
-        assert not result.failures and result.rows is None  # rows travel raw, never pickled
+        assert not result.failures and not hasattr(result, "rows")  # rows travel raw, never pickled
         assert any(not np.array_equal(a[rows], b) for a, b in zip(manager_side.ready, before, strict=True))
         assert manager_side.reward[rows].tolist() == group.buffers.reward[rows].tolist()  # type: ignore[union-attr]
-        assert not group.buffers.layout.shared and not group.rows_in_reply  # type: ignore[union-attr]
+        assert not group.buffers.layout.shared  # type: ignore[union-attr]
     finally:
         group.close()
+
+
+def test_the_pipe_channel_sends_private_rows_raw_and_steps_with_them() -> None:
+    from ding.envs.env_manager.rows import RAW_STEP
+    from ding.envs.env_manager.subprocess_manager import SyncSubprocessEnvManager
+
+    fns = [DictObsEnv] * 4
+    with SyncSubprocessEnvManager(fns, {"envs_per_worker": 2, "shared_memory": False}) as manager:
+        manager.seed(3)
+        manager.launch()
+        assert manager._step_message(1)[:1] == RAW_STEP
+        batch = manager.step_batch(np.ones(4, dtype=np.int64))
+        assert batch.env_ids.tolist() == [0, 1, 2, 3] and np.asarray(batch.reward).shape[0] == 4
+        assert not np.array_equal(batch.obs["image"][0], np.zeros_like(batch.obs["image"][0]))
+
+
+def test_a_worker_refuses_a_step_message_it_cannot_read() -> None:
+    worker = Worker([0], [DictObsEnv], None)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="not a step message for this worker"):
+        worker.answer_step(b"Rxyz")

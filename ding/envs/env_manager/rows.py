@@ -1,7 +1,9 @@
-"""Step data inside zmq messages, as raw array bytes (no pickling on the per-step path).
+"""The row codec: step data of private buffers as raw array bytes (no pickling on the per-step path).
 
-When buffers are private (workers that may be remote), a step request carries the group's control
-and action rows, and the reply its result rows (ready and final observations, rewards, end flags).
+When buffers are private (``shared_memory=False``, workers on other hosts, Ray actors), a step
+request carries the group's control and action rows, and the reply its result rows (ready and final
+observations, rewards, end flags); a reset reply carries the result rows too. Every channel (a pipe,
+zmq, a Ray call) sends these same bytes.
 Both sides hold arrays of the same layout (shapes and explicit byte orders), so the rows travel as
 their bytes, concatenated in layout order, and are copied straight into the receiver's arrays; a
 message of the wrong length is rejected. Only a reply's rare part (infos, failures) is pickled.
@@ -28,13 +30,16 @@ from collections.abc import Sequence
 import numpy as np
 
 from ding.envs.env_manager.shm import SharedBuffers
-from ding.envs.env_manager.zmq_protocol import MalformedMessage
 
 RAW_STEP = b"R"
 """A step request whose control and action rows follow as raw bytes."""
 RAW_REPLY = b"r"
 """A step or reset reply whose result rows follow its head as raw bytes."""
 _HEAD = struct.Struct("!I")
+
+
+class MalformedMessage(ValueError):
+    """A message that does not follow the wire format (it is dropped and logged, or raised; never processed)."""
 
 
 def input_arrays(buffers: SharedBuffers) -> list[np.ndarray]:
