@@ -26,7 +26,7 @@ from bench.callgrind import callgrind_note, instructions_per_step  # noqa: E402
 from bench.contenders import CONTENDER_LABELS, package_version  # noqa: E402
 from bench.measure import CellResult  # noqa: E402
 from bench.peer_envpool import envpool_python  # noqa: E402
-from bench.report import rate_text, table  # noqa: E402
+from bench.report import one_env_table, rate_text, table  # noqa: E402
 
 VECTOR_KEYS = [
     "raw",
@@ -83,29 +83,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def single_table(results: Mapping[ResultKey, CellResult], keys: Sequence[str], counts: Mapping[str, float]) -> str:
-    gym_cell = results.get((PONG.name, 1, "gym"))
-    gym_us = 1e6 / gym_cell.median_rate if gym_cell is not None and gym_cell.ok else None
-    gym_count = counts.get("gym")
-    rows = []
-    for key in keys:
-        cell = results.get((PONG.name, 1, key))
-        if cell is None or not cell.ok:
-            rows.append([VARIANTS[key].label, f"error: {cell.error if cell else 'not run'}", "", "", "", ""])
-            continue
-        wall = 1e6 / cell.median_rate
-        count = counts.get(key)
-        rows.append(
-            [
-                VARIANTS[key].label,
-                f"{wall:.0f} ±{cell.spread * 100:.0f}%",
-                f"{cell.cpu_us_per_step:.0f}",
-                f"{wall / gym_us:.2f}×" if gym_us else "—",
-                f"{count / 1e6:.2f}M" if count else "—",
-                f"{count / gym_count:.2f}×" if count and gym_count else "—",
-            ]
-        )
-    header = ["chain (one env, in-process)", "µs/step (median)", "CPU µs/step", "cost / gymnasium's"]
-    return table([*header, "instructions/step", "instructions / gymnasium's"], rows)
+    rows = [(VARIANTS[k].label, results.get((PONG.name, 1, k)), counts.get(k)) for k in keys]
+    baseline = (results.get((PONG.name, 1, "gym")), counts.get("gym"))
+    return one_env_table("chain (one env, in-process)", "cost / gymnasium's", rows, baseline)
 
 
 def vector_table(results: Mapping[ResultKey, CellResult], n: int, keys: Sequence[str]) -> str:

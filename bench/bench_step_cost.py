@@ -31,7 +31,7 @@ from bench.bench_managers import ResultKey, log, machine_lines, measure_cell  # 
 from bench.callgrind import callgrind_note, instructions_per_step  # noqa: E402
 from bench.contenders import CARTPOLE, ActionTape, Contender  # noqa: E402
 from bench.measure import CellResult  # noqa: E402
-from bench.report import table  # noqa: E402
+from bench.report import one_env_table, table  # noqa: E402
 from ding.envs import DingEnvWrapper  # noqa: E402
 from dizoo.classic_control.cartpole.envs import CartPoleEnv  # noqa: E402
 
@@ -131,29 +131,9 @@ def play(key: str, steps: int) -> None:
 
 def step_table(results: Mapping[ResultKey, CellResult], keys: Sequence[str], counts: Mapping[str, float]) -> str:
     """One row per variant: wall and CPU µs per step, and time and instructions relative to the bare gymnasium step."""
-    base = results.get((CARTPOLE.name, 1, BASELINE))
-    base_us = 1e6 / base.median_rate if base is not None and base.ok else None
-    base_count = counts.get(BASELINE)
-    rows = []
-    for key in keys:
-        cell = results.get((CARTPOLE.name, 1, key))
-        if cell is None or not cell.ok:
-            rows.append([VARIANTS[key].label, f"error: {cell.error if cell else 'not run'}", "", "", "", ""])
-            continue
-        wall = 1e6 / cell.median_rate
-        count = counts.get(key)
-        rows.append(
-            [
-                VARIANTS[key].label,
-                f"{wall:.2f} ±{cell.spread * 100:.0f}%",
-                f"{cell.cpu_us_per_step:.2f}",
-                f"{wall / base_us:.2f}×" if base_us else "—",
-                f"{count / 1e3:.1f}k" if count else "—",
-                f"{count / base_count:.2f}×" if count and base_count else "—",
-            ]
-        )
-    header = ["one env, in-process", "µs/step (median)", "CPU µs/step", "time / bare gymnasium step"]
-    return table([*header, "instructions/step", "instructions / gymnasium's"], rows)
+    rows = [(VARIANTS[k].label, results.get((CARTPOLE.name, 1, k)), counts.get(k)) for k in keys]
+    baseline = (results.get((CARTPOLE.name, 1, BASELINE)), counts.get(BASELINE))
+    return one_env_table("one env, in-process", "time / bare gymnasium step", rows, baseline, 2, (1e3, "k"))
 
 
 def targets(results: Mapping[ResultKey, CellResult], counts: Mapping[str, float]) -> list[list[str]]:

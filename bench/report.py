@@ -140,3 +140,38 @@ def leftover_table(results: Sequence[LeftoverResult]) -> str:
         "note",
     ]
     return table(header, rows)
+
+
+def one_env_table(
+    first_column: str,
+    ratio_column: str,
+    rows_in: Sequence[tuple[str, CellResult | None, float | None]],
+    baseline: tuple[CellResult | None, float | None],
+    decimals: int = 0,
+    count_unit: tuple[float, str] = (1e6, "M"),
+) -> str:
+    """One env's variants: wall and CPU µs per step, and time and instruction counts relative to a baseline.
+
+    ``rows_in`` holds (label, cell, instructions per step or None); ``baseline`` the same for the reference row.
+    """
+    base_cell, base_count = baseline
+    base_us = 1e6 / base_cell.median_rate if base_cell is not None and base_cell.ok else None
+    scale, unit = count_unit
+    rows: list[list[str]] = []
+    for label, cell, count in rows_in:
+        if cell is None or not cell.ok:
+            rows.append([label, f"error: {cell.error if cell else 'not run'}", "", "", "", ""])
+            continue
+        wall = 1e6 / cell.median_rate
+        rows.append(
+            [
+                label,
+                f"{wall:.{decimals}f} ±{cell.spread * 100:.0f}%",
+                f"{cell.cpu_us_per_step:.{decimals}f}",
+                f"{wall / base_us:.2f}×" if base_us else "—",
+                f"{count / scale:.{1 if unit == 'k' else 2}f}{unit}" if count else "—",
+                f"{count / base_count:.2f}×" if count and base_count else "—",
+            ]
+        )
+    header = [first_column, "µs/step (median)", "CPU µs/step", ratio_column, "instructions/step"]
+    return table([*header, "instructions / gymnasium's"], rows)

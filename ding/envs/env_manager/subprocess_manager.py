@@ -464,21 +464,28 @@ class SyncSubprocessEnvManager(BaseEnvManager):
                 faults[w] = fault
         sent = [w for w in range(len(self._groups)) if w not in faults]
         replies = {**faults, **self._collect(sent, self._step_timeout, spin=True)}
+        infos = self._infos_without_failures(replies)
+        if infos is None:  # rare: the per-env path handles faults
+            timesteps = self._gather(dict(enumerate(checked)), replies)
+            for env_id, timestep in timesteps.items():
+                if env_id in self._failures and not timestep.info.get("abnormal", False):
+                    del self._failures[env_id]
+                self._after_step(env_id, timestep)
+            self._raise_fatal()
+            return self._batch_from(timesteps)
+        return self._batch_of(list(range(self._env_num)), infos)
+
+    def _infos_without_failures(self, replies: Mapping[int, bytes | WorkerFault]) -> dict[int, dict[str, Any]] | None:
+        """The step infos of every env in ``replies`` (decoded), or None when a worker faulted or an env failed."""
         infos: dict[int, dict[str, Any]] = {}
         for w, reply in replies.items():
             if reply == OK:
                 continue
             result = reply if isinstance(reply, WorkerFault) else self._decode(w, reply)
-            if isinstance(result, WorkerFault) or result.failures:  # rare: the per-env path handles faults
-                timesteps = self._gather(dict(enumerate(checked)), replies)
-                for env_id, timestep in timesteps.items():
-                    if env_id in self._failures and not timestep.info.get("abnormal", False):
-                        del self._failures[env_id]
-                    self._after_step(env_id, timestep)
-                self._raise_fatal()
-                return self._batch_from(timesteps)
+            if isinstance(result, WorkerFault) or result.failures:
+                return None
             infos.update(result.infos)
-        return self._batch_of(list(range(self._env_num)), infos)
+        return infos
 
     def _batch_of(self, env_ids: list[int], infos: Mapping[int, dict[str, Any]]) -> BatchTimestep:
         """The batch of envs that all stepped without a failure, read from the buffers with one copy per array.
@@ -641,14 +648,9 @@ class SyncSubprocessEnvManager(BaseEnvManager):
         assert self._layout is not None
         if self._layout.pickled:
             return self._gather(actions, replies)
-        infos: dict[int, dict[str, Any]] = {}
-        for w, reply in replies.items():
-            if reply == OK:
-                continue
-            result = reply if isinstance(reply, WorkerFault) else self._decode(w, reply)
-            if isinstance(result, WorkerFault) or result.failures:  # rare: the per-env path handles faults
-                return self._gather(actions, replies)
-            infos.update(result.infos)
+        infos = self._infos_without_failures(replies)
+        if infos is None:  # rare: the per-env path handles faults
+            return self._gather(actions, replies)
         return self._batch_of(sorted(actions), infos)
 
     def _await_replies(

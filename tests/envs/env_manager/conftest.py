@@ -75,16 +75,20 @@ def ray_cluster() -> Iterator[str]:
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """Parametrize ``manager_kind`` over FAST_KINDS; ray kinds are slow outside RAY_DEFAULT_SUITES (some left out)."""
+    """Parametrize ``manager_kind`` over FAST_KINDS; ray kinds are slow outside RAY_DEFAULT_SUITES (some left out).
+
+    A test marked ``with_workers`` runs only on the kinds whose envs live in worker processes (not ``base``).
+    """
     if "manager_kind" not in metafunc.fixturenames:
         return
     suite = metafunc.module.__name__.rsplit(".", 1)[-1]
     slow = [pytest.mark.slow] if suite not in RAY_DEFAULT_SUITES else []
     ray_kinds = RAY_SUITE_KINDS.get(suite, RAY_KINDS)
+    workers_only = metafunc.definition.get_closest_marker("with_workers") is not None
     kinds = [
         pytest.param(kind, marks=slow if kind in RAY_KINDS else [])
         for kind in FAST_KINDS
-        if kind not in RAY_KINDS or kind in ray_kinds
+        if (kind not in RAY_KINDS or kind in ray_kinds) and not (workers_only and kind == "base")
     ]
     metafunc.parametrize("manager_kind", kinds, indirect=True)
 

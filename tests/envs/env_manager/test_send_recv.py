@@ -185,11 +185,10 @@ def _pids(manager: BaseEnvManager) -> list[int | None]:
     return pids
 
 
+@pytest.mark.with_workers  # the base manager has no worker process
 def test_worker_killed_during_a_pending_send_comes_back_abnormal(
     manager_kind: str, new_manager: MakeManager, tmp_path: Path
 ) -> None:
-    if manager_kind == "base":
-        pytest.skip("the base manager has no worker process")
     hang = {"episode_len": 50, "fault": "hang", "at_step": 1, "once_path": str(tmp_path / "fired")}
     fns = [partial(FaultyEnv, cfg=hang)] + [partial(FaultyEnv, cfg={"episode_len": 50})] * (ENV_NUM - 1)
     manager = new_manager(manager_kind, fns, max_retry=2, step_timeout=30.0)
@@ -235,11 +234,10 @@ def test_factory_of_a_declaring_class_is_treated_as_declared(
     manager.step({0: 1, 1: 0})
 
 
+@pytest.mark.with_workers  # the base manager steps inside recv: there is nothing to wait for
 def test_recv_timeout_returns_what_arrived_and_a_hung_env_comes_back_abnormal(
     manager_kind: str, new_manager: MakeManager, tmp_path: Path
 ) -> None:
-    if manager_kind == "base":
-        pytest.skip("the base manager steps inside recv: there is nothing to wait for")
     hang = {"episode_len": 50, "fault": "hang", "at_step": 1, "once_path": str(tmp_path / "fired")}
     fns = [partial(FaultyEnv, cfg=hang)] + [partial(FaultyEnv, cfg={"episode_len": 50})] * (ENV_NUM - 1)
     manager = new_manager(manager_kind, fns, max_retry=2, step_timeout=1.5)
@@ -259,12 +257,13 @@ def test_recv_timeout_returns_what_arrived_and_a_hung_env_comes_back_abnormal(
         manager.recv()
 
 
-def test_send_after_an_async_step_left_envs_in_flight_is_refused(new_manager: MakeManager) -> None:
-    manager = new_manager("async", [partial(FaultyEnv, cfg={"episode_len": 50})] * 2, wait_num=1)
+def test_send_after_an_async_step_left_envs_in_flight_is_refused(new_manager: MakeManager, tmp_path: Path) -> None:
+    hang = {"episode_len": 50, "fault": "hang", "at_step": 1, "once_path": str(tmp_path / "fired")}
+    fns = [partial(FaultyEnv, cfg={"episode_len": 50}), partial(FaultyEnv, cfg=hang)]
+    manager = new_manager("async", fns, wait_num=1, step_timeout=30.0)
     manager.launch()
     manager.step({0: 0, 1: 0})
-    if not manager.in_flight_env_ids:  # type: ignore[attr-defined]
-        pytest.skip("both workers answered within the step: nothing was left in flight")
+    assert manager.in_flight_env_ids == [1]  # type: ignore[attr-defined]  # env 1 hangs in its first step
     ready = manager.ready_obs_id
     with pytest.raises(ManagerStateError, match=r"send\(\) cannot run while envs \[\d\] are in flight from step\(\)"):
         manager.send({i: 0 for i in ready})
