@@ -49,6 +49,7 @@ from bench.faults import (  # noqa: E402
 from bench.measure import CellResult, Window, process_cpu_seconds, system_busy_seconds  # noqa: E402
 from bench.report import (  # noqa: E402
     details_table,
+    emit,
     fault_table,
     leftover_table,
     lifecycle_table,
@@ -495,12 +496,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if c.anomalies or not c.ok
     ]
     out += ["## Anomalies", "", *(anomalies or ["none"]), ""]
-    out.append(f"Total benchmark time: {time.perf_counter() - began:.0f} s.")
-    report = "\n".join(out)
-    print(report)
-    if args.output:
-        with open(args.output, "w") as handle:
-            handle.write(report + "\n")
+    emit(out, time.perf_counter() - began, args.output)
     return 0
 
 

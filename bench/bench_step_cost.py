@@ -17,7 +17,6 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse  # noqa: E402
 import dataclasses  # noqa: E402
-import statistics  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Mapping, Sequence  # noqa: E402
@@ -31,7 +30,7 @@ from bench.bench_managers import ResultKey, log, machine_lines, measure_cell  # 
 from bench.callgrind import callgrind_note, instructions_per_step  # noqa: E402
 from bench.contenders import CARTPOLE, ActionTape, Contender  # noqa: E402
 from bench.measure import CellResult  # noqa: E402
-from bench.report import one_env_table, table  # noqa: E402
+from bench.report import background_line, emit, one_env_table, table  # noqa: E402
 from ding.envs import DingEnvWrapper  # noqa: E402
 from dizoo.classic_control.cartpole.envs import CartPoleEnv  # noqa: E402
 
@@ -207,16 +206,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows = targets(results, counts)
     if rows:
         out += ["## Target", "", table(["target", "measured", "met"], rows), ""]
-    loads = sorted(w.background_cores for c in results.values() for w in c.windows)
-    if loads:
-        median = statistics.median(loads)
-        out.append(f"Background load during the kept windows: median {median:.2f} cores, max {loads[-1]:.2f}.")
-    out.append(f"Total benchmark time: {time.perf_counter() - began:.0f} s.")
-    report = "\n".join(out)
-    print(report)
-    if args.output:
-        with open(args.output, "w") as handle:
-            handle.write(report + "\n")
+    out += background_line(results)
+    emit(out, time.perf_counter() - began, args.output)
     return 0
 
 

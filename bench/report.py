@@ -175,3 +175,21 @@ def one_env_table(
         )
     header = [first_column, "µs/step (median)", "CPU µs/step", ratio_column, "instructions/step"]
     return table([*header, "instructions / gymnasium's"], rows)
+
+
+def background_line(results: Mapping[Any, CellResult]) -> list[str]:
+    """The background load over the kept windows of ``results``, as a report line (none without windows)."""
+    loads = sorted(w.background_cores for c in results.values() for w in c.windows)
+    if not loads:
+        return []
+    median = statistics.median(loads)
+    return [f"Background load during the kept windows: median {median:.2f} cores, max {loads[-1]:.2f}."]
+
+
+def emit(lines: Sequence[str], seconds: float, output: str | None) -> None:
+    """Finish a report with its total time, print it, and also write it to ``output`` when given."""
+    report = "\n".join([*lines, f"Total benchmark time: {seconds:.0f} s."])
+    print(report)
+    if output:
+        with open(output, "w") as handle:
+            handle.write(report + "\n")
