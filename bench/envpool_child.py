@@ -47,6 +47,10 @@ class Pool:
         rng = np.random.default_rng(int(spec["action_seed"]))
         table = rng.integers(0, int(spec["actions"]), (int(spec["tape_length"]), self.n), dtype=np.int64)
         self.rows = [row.astype(np.int32) for row in table]
+        self.reset()
+
+    def reset(self) -> None:
+        """Reset every env (async: the next ``recv`` returns the first observations)."""
         if self.asynchronous:
             self.env.async_reset()
         else:
@@ -95,6 +99,11 @@ def main() -> int:
                 if pool is None:
                     raise RuntimeError("window before start")
                 answer = pool.window(float(command["seconds"]), int(command["min_batches"]), int(command["cursor"]))
+            elif command["cmd"] == "reset":
+                if pool is None:
+                    raise RuntimeError("reset before start")
+                pool.reset()
+                answer = {"ok": True}
             elif command["cmd"] == "close":
                 if pool is not None:
                     pool.env.close()

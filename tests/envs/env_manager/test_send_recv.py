@@ -180,6 +180,12 @@ def test_arrays_keep_the_spaces_dtypes(manager_kind: str, new_manager: MakeManag
         assert batch.done.dtype == np.bool_ and batch.env_ids.dtype == np.int64
 
 
+def _first_env_hangs(tmp_path: Path, env_num: int) -> list[Any]:
+    """Env fns whose env 0 hangs in its first step (once: a file marks that it fired); the others run normally."""
+    hang = {"episode_len": 50, "fault": "hang", "at_step": 1, "once_path": str(tmp_path / "fired")}
+    return [partial(FaultyEnv, cfg=hang)] + [partial(FaultyEnv, cfg={"episode_len": 50})] * (env_num - 1)
+
+
 def _pids(manager: BaseEnvManager) -> list[int | None]:
     pids: list[int | None] = manager.worker_pids
     return pids
@@ -189,8 +195,7 @@ def _pids(manager: BaseEnvManager) -> list[int | None]:
 def test_worker_killed_during_a_pending_send_comes_back_abnormal(
     manager_kind: str, new_manager: MakeManager, tmp_path: Path
 ) -> None:
-    hang = {"episode_len": 50, "fault": "hang", "at_step": 1, "once_path": str(tmp_path / "fired")}
-    fns = [partial(FaultyEnv, cfg=hang)] + [partial(FaultyEnv, cfg={"episode_len": 50})] * (ENV_NUM - 1)
+    fns = _first_env_hangs(tmp_path, ENV_NUM)
     manager = new_manager(manager_kind, fns, max_retry=2, step_timeout=30.0)
     manager.async_reset()
     manager.recv()
@@ -238,8 +243,7 @@ def test_factory_of_a_declaring_class_is_treated_as_declared(
 def test_recv_timeout_returns_what_arrived_and_a_hung_env_comes_back_abnormal(
     manager_kind: str, new_manager: MakeManager, tmp_path: Path
 ) -> None:
-    hang = {"episode_len": 50, "fault": "hang", "at_step": 1, "once_path": str(tmp_path / "fired")}
-    fns = [partial(FaultyEnv, cfg=hang)] + [partial(FaultyEnv, cfg={"episode_len": 50})] * (ENV_NUM - 1)
+    fns = _first_env_hangs(tmp_path, ENV_NUM)
     manager = new_manager(manager_kind, fns, max_retry=2, step_timeout=1.5)
     manager.async_reset()
     manager.recv()
@@ -258,12 +262,10 @@ def test_recv_timeout_returns_what_arrived_and_a_hung_env_comes_back_abnormal(
 
 
 def test_send_after_an_async_step_left_envs_in_flight_is_refused(new_manager: MakeManager, tmp_path: Path) -> None:
-    hang = {"episode_len": 50, "fault": "hang", "at_step": 1, "once_path": str(tmp_path / "fired")}
-    fns = [partial(FaultyEnv, cfg={"episode_len": 50}), partial(FaultyEnv, cfg=hang)]
-    manager = new_manager("async", fns, wait_num=1, step_timeout=30.0)
+    manager = new_manager("async", _first_env_hangs(tmp_path, 2), wait_num=1, step_timeout=30.0)
     manager.launch()
     manager.step({0: 0, 1: 0})
-    assert manager.in_flight_env_ids == [1]  # type: ignore[attr-defined]  # env 1 hangs in its first step
+    assert manager.in_flight_env_ids == [0]  # type: ignore[attr-defined]  # env 0 hangs in its first step
     ready = manager.ready_obs_id
     with pytest.raises(ManagerStateError, match=r"send\(\) cannot run while envs \[\d\] are in flight from step\(\)"):
         manager.send({i: 0 for i in ready})
