@@ -14,7 +14,8 @@ Measured: the trainer's peak RSS (``ru_maxrss``, reported by the child when it s
 the proportional set size (PSS, shared pages split among their processes) summed over the trainer and its env
 workers, sampled every 0.25 s from ``/proc``. Usage, from the project root::
 
-    .venv/bin/python -m bench.bench_memory                    # 50k transitions, the three rows (~15 min)
+    .venv/bin/python -m bench.bench_memory --update-per-collect 1   # 50k transitions, the three rows (~15 min)
+    .venv/bin/python -m bench.bench_memory                          # each config's 10 updates per collection (~3 h)
     .venv/bin/python -m bench.bench_memory --transitions 5000 --runs ding
 """
 
@@ -40,7 +41,7 @@ MARKER = "BENCH_MEMORY_RESULT "
 DING_CONFIG = ROOT / "dizoo" / "atari" / "config" / "pong_dqn_config.py"
 DI_ENGINE_CONFIG = "dizoo.atari.config.serial.pong.pong_dqn_config"
 
-# argv: transitions, config, share_frames ("auto", "true", "false")
+# argv: transitions, config, share_frames ("auto", "true", "false"), update_per_collect (0: the config's)
 DING_CHILD = f"""
 import json, resource, sys
 from ding.config import read_config
@@ -51,6 +52,8 @@ buffer = main_config.policy.other.replay_buffer
 buffer.replay_buffer_size = transitions
 if sys.argv[3] != 'auto':
     buffer.share_frames = sys.argv[3] == 'true'
+if int(sys.argv[4]):
+    main_config.policy.learn.update_per_collect = int(sys.argv[4])
 main_config.policy.cuda = False
 result = serial_pipeline((main_config, create_config), seed=0, max_env_step=transitions, root='.', progress=False)
 print({MARKER!r} + json.dumps(dict(
@@ -67,6 +70,8 @@ config = importlib.import_module(sys.argv[2])
 main_config, create_config = config.main_config, config.create_config
 main_config.policy.cuda = False
 main_config.policy.other.replay_buffer.replay_buffer_size = transitions
+if int(sys.argv[3]):
+    main_config.policy.learn.update_per_collect = int(sys.argv[3])
 serial_pipeline((main_config, create_config), seed=0, max_env_step=transitions)
 print({MARKER!r} + json.dumps(dict(maxrss_kb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)), flush=True)
 """
@@ -159,31 +164,38 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--transitions", type=int, default=50_000, help="env steps collected and stored (50k)")
     parser.add_argument("--runs", default="ding,ding_naive,di-engine", help="which rows (ding, ding_naive, di-engine)")
+    parser.add_argument(
+        "--update-per-collect",
+        type=int,
+        default=0,
+        help="learner updates per collection in every run (0: each config's own; memory does not depend on it)",
+    )
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds allowed per run")
     parser.add_argument("--output", help="also write the report to this file")
     args = parser.parse_args(argv)
-    n = str(args.transitions)
+    n, updates = str(args.transitions), str(args.update_per_collect)
     runs: list[MemoryRun] = []
     for key in args.runs.split(","):
         print(f"memory: {key}", file=sys.stderr, flush=True)
         if key in ("ding", "ding_naive"):
             share = "auto" if key == "ding" else "false"
             label = "ding, the planned buffer (frame-sharing)" if key == "ding" else "ding, share_frames=False"
-            argv_ = [str(DING_PYTHON), "-I", "-c", DING_CHILD, n, str(DING_CONFIG), share]
+            argv_ = [str(DING_PYTHON), "-I", "-c", DING_CHILD, n, str(DING_CONFIG), share, updates]
             runs.append(run_child(label, argv_, args.timeout))
         elif key == "di-engine":
             reason, _ = probe_di_engine()
             if reason:
                 runs.append(MemoryRun("DI-engine 0.5.3", error=f"not runnable ({reason})"))
                 continue
-            argv_ = [str(DI_ENGINE_PYTHON), "-I", "-c", DI_ENGINE_CHILD, n, DI_ENGINE_CONFIG]
+            argv_ = [str(DI_ENGINE_PYTHON), "-I", "-c", DI_ENGINE_CHILD, n, DI_ENGINE_CONFIG, updates]
             runs.append(run_child("DI-engine 0.5.3 (its Pong DQN config)", argv_, args.timeout))
         else:
             parser.error(f"unknown run {key!r}; known: ding, ding_naive, di-engine")
         print(f"  {report(runs[-1:], args.transitions).splitlines()[-1]}", file=sys.stderr, flush=True)
     text = "\n".join(
         [
-            f"Pong DQN until {args.transitions:,} transitions are stored (CPU; {os.cpu_count()} cores)",
+            f"Pong DQN until {args.transitions:,} transitions are stored (CPU; {os.cpu_count()} cores; "
+            f"update_per_collect: {args.update_per_collect or 'each config'})",
             "",
             report(runs, args.transitions),
         ]
