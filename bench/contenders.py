@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import importlib.metadata
 import importlib.util
+import pathlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from functools import partial
@@ -359,6 +360,9 @@ def make_contenders(case: EnvCase, n: int, keys: list[str] | None = None) -> lis
         zmq = {"type": "zmq", "envs_per_worker": n // 2}
         found.append(DingSendRecv(case, n, "zmq_ipc_k_sendrecv", CONTENDER_LABELS["zmq_ipc_k_sendrecv"], zmq))
     if n >= 2:
+        cfg = {"type": "subprocess", "envs_per_worker": n // 2, "step_in_caller": True}
+        found.append(DingManager(case, n, "in_caller", CONTENDER_LABELS["in_caller"], cfg))
+        found.append(DingBatch(case, n, "in_caller_batch", CONTENDER_LABELS["in_caller_batch"], cfg))
         cfg = {"type": "subprocess"}
         found.append(DingSendRecv(case, n, "subprocess_1_sendrecv", CONTENDER_LABELS["subprocess_1_sendrecv"], cfg))
         found.append(DingSendRecv(case, n, "base_sendrecv", CONTENDER_LABELS["base_sendrecv"], {"type": "base"}))
@@ -392,6 +396,8 @@ CONTENDER_LABELS: dict[str, str] = {
     "subprocess_1_batch": "ding subprocess, 1 env/worker, step_batch()",
     "subprocess_k": "ding subprocess, k=N/2 envs/worker",
     "subprocess_k_batch": "ding subprocess, k=N/2 envs/worker, step_batch()",
+    "in_caller": "ding subprocess, 2 groups of N/2, the caller steps one (step_in_caller)",
+    "in_caller_batch": "ding subprocess, 2 groups of N/2, the caller steps one (step_in_caller), step_batch()",
     "async": "ding async_subprocess (defaults)",
     "base_sendrecv": "ding base, send/recv: N envs, batches of N/2",
     "subprocess_1_sendrecv": "ding subprocess, 1 env/worker, send/recv: N envs, batches of N/2",
@@ -428,12 +434,21 @@ def package_version(distribution: str) -> str | None:
 
 
 def absent_contenders() -> dict[str, str]:
-    """Peers named by the benchmark plan, with their status here ("not installed" or a version)."""
+    """Peers named by the benchmark plan and not driven in this process, with their status here.
+
+    envpool is driven from its own venv (``bench/setup_envpool.sh``) when that venv exists, so it is not listed then.
+    """
+    from bench.peer_envpool import envpool_python
+
     out = {}
     for label, dist in ABSENT_PACKAGES.items():
+        if dist == "envpool" and envpool_python() is not None:
+            continue
         version = package_version(dist)
         module = dist.replace("-", "_").lower()
         if version is None and dist != "DI-engine" and importlib.util.find_spec(module) is not None:
             version = "importable"
+        if version is None and dist == "DI-engine" and (pathlib.Path(__file__).parent / ".venv-di-engine").is_dir():
+            version = "bench/.venv-di-engine, which bench_training and bench_memory use"
         out[label] = "not installed" if version is None else f"installed ({version}), not driven by this benchmark"
     return out

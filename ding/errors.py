@@ -49,6 +49,13 @@ class EnvSpecError(DingError, ValueError):
     """An environment's spaces cannot be determined from its config."""
 
 
+class BatchSpecError(EnvSpecError, RuntimeError):
+    """The envs of a vector env do not have the spaces its batch needs.
+
+    It is also a ``RuntimeError``, which is what gymnasium's vector envs raise for the same case.
+    """
+
+
 class SpacesNotDeclaredError(EnvSpecError):
     """An env class does not state its spaces ahead of time; they are known only by building it (probing)."""
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import logging
 import sys
 
-from ding.envs.env_manager.zmq_keys import generate_keys, load_worker_keys
-from ding.envs.env_manager.zmq_worker import WorkerOptions, serve
+from ding.envs.env_manager.channels.zmq.keys import generate_keys, load_worker_keys
+from ding.envs.env_manager.channels.zmq.worker import WorkerOptions, serve
 from ding.errors import ConfigError
 
 
 def run_keygen(directory: str, name: str = "worker") -> str:
-    """Create CURVE keys in ``directory`` (see :mod:`ding.envs.env_manager.zmq_keys`); return a summary."""
+    """Create CURVE keys in ``directory`` (see :mod:`ding.envs.env_manager.channels.zmq.keys`); return a summary."""
     try:
         created = generate_keys(directory, name)
     except FileExistsError as err:

@@ -6,7 +6,7 @@ its row says ``probed by building the env``.
 
 :func:`spec_report` adds three byte counts to the table: one env step (observation, action and reward), one
 shared-memory batch of the configured envs (the layout an env manager allocates,
-:meth:`~ding.envs.env_manager.shm.BufferLayout.plan`), and one transition in the replay buffer the serial
+:meth:`~ding.envs.env_manager.core.shm.BufferLayout.plan`), and one transition in the replay buffer the serial
 pipeline would build (:func:`~ding.worker.buffer_plan.plan_replay_buffer`; ``n/a`` for on-policy configs).
 """
 
@@ -20,7 +20,7 @@ from easydict import EasyDict
 from gymnasium import spaces
 
 from ding.config import compile_config
-from ding.envs.env_manager.shm import BufferLayout
+from ding.envs.env_manager.core.shm import BufferLayout
 from ding.envs.probe import SpecTrace, spec_trace_of
 from ding.envs.registry import env_class
 from ding.envs.spaces import EnvSpaces, space_nbytes, space_to_shape

@@ -31,7 +31,6 @@ import copy
 import functools
 import math
 import time
-import traceback
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, TypeVar
 
@@ -43,10 +42,11 @@ from ding.envs.conversion import Converter, action_converter
 from ding.envs.env_manager import async_api
 from ding.envs.env_manager.async_api import SendRecvState
 from ding.envs.env_manager.batch import BatchTimestep, ObsBatch, stack_obs
+from ding.envs.env_manager.core.failure import Failure
 from ding.envs.env_manager.env_fn import EnvFn, common_spaces
 from ding.envs.env_manager.env_thread import CallTimeout, EnvThread
 from ding.envs.env_manager.fanout import METHOD_NAME_LIST, describe_attribute, fan_out_values
-from ding.envs.env_manager.inputs import check_actions, check_reset_param
+from ding.envs.env_manager.inputs import check_action_rows, check_actions, check_reset_param
 from ding.envs.env_manager.settings import (
     IDENTITY_KEYS,
     check_identity_keys,
@@ -60,7 +60,7 @@ from ding.envs.env_manager.state import EnvState
 from ding.envs.probe import class_declared_spaces, read_spaces
 from ding.envs.spaces import DEFAULT_REWARD_SPACE, EnvSpaces
 from ding.envs.timestep import BaseEnvTimestep
-from ding.errors import EnvManagerError, EnvSpecError, EnvStepError, ManagerStateError, WorkerTimeoutError
+from ding.errors import EnvManagerError, EnvSpecError, ManagerStateError, WorkerTimeoutError
 from ding.utils.merge import deep_merge_dicts
 
 __all__ = ["BaseEnvManager", "BatchTimestep", "ObsBatch", "stack_obs"]
@@ -320,7 +320,10 @@ class BaseEnvManager:
         """Step the envs named in ``actions``; every action is checked before any env moves."""
         self._check_launched()
         async_api.check_idle(self, "step")
-        checked = self._check_actions(actions)
+        return self._step_checked(self._check_actions(actions))
+
+    def _step_checked(self, checked: Mapping[int, Any]) -> dict[int, BaseEnvTimestep]:
+        """Step envs whose actions are checked, account each env's step once, raise what went past ``max_retry``."""
         timesteps = self._step_envs(checked)
         ready, failures = self._ready_obs, self._failures
         for env_id, timestep in timesteps.items():
@@ -344,7 +347,7 @@ class BaseEnvManager:
         self._require_all_ready()
         if len(actions) != self._env_num:
             raise ValueError(f"step_batch() got {len(actions)} actions for {self._env_num} envs")
-        return self._batch_from(self.step({i: actions[i] for i in range(self._env_num)}))
+        return self._batch_from(self._step_checked(self._check_action_rows(list(range(self._env_num)), actions)))
 
     def _require_all_ready(self) -> None:
         if len(self._ready_obs) != self._env_num:
@@ -456,6 +459,31 @@ class BaseEnvManager:
         if not self._closed:
             self._apply_replay()
 
+    def describe_envs(self, name: str) -> dict[int, tuple[Any, ...]]:
+        """What ``name`` is on each env, wherever it runs: missing, a method, or a value (see ``fanout``).
+
+        Example:
+            >>> from functools import partial
+            >>> from dizoo.classic_control.cartpole.envs import CartPoleEnv
+            >>> with BaseEnvManager([partial(CartPoleEnv, cfg={})]) as manager:
+            ...     manager.launch()
+            ...     manager.describe_envs('seed')[0][0], manager.describe_envs('no_such')[0][0]
+            ('method', 'missing')
+        """
+        self._check_launched()
+        return self._describe_all(name)
+
+    def call_envs(
+        self,
+        name: str,
+        args: Sequence[Any] = (),
+        kwargs: Mapping[str, Any] | None = None,
+        env_ids: Sequence[int] | None = None,
+    ) -> dict[int, Any]:
+        """Call method ``name`` of the envs ``env_ids`` (None: every env), wherever they run; results by env id."""
+        self._check_launched()
+        return self._call_envs(name, tuple(args), dict(kwargs or {}), env_ids)
+
     def reward_shaping(self, env_id: int, transitions: list[dict[str, Any]]) -> Any:
         """The env's ``reward_shaping(transitions)`` (DI-engine's per-env call)."""
         self._check_launched()
@@ -536,8 +564,15 @@ class BaseEnvManager:
         return check_actions(actions, self._ready_obs, self.ready_obs_id, self._env_states, self._action_check)
 
     def _check_action_rows(self, env_ids: list[int], rows: Any) -> dict[int, Any]:
-        """Actions given as rows (one per env id), checked as :meth:`_check_actions` checks them."""
-        return self._check_actions({env_id: rows[j] for j, env_id in enumerate(env_ids)})
+        """Actions given as rows (one per env id), checked as :meth:`_check_actions` checks them.
+
+        An array of valid actions passes with one vectorized check; the errors stay per action.
+        """
+        if self._action_check is None:  # the envs check their own actions
+            return self._check_actions({env_id: rows[j] for j, env_id in enumerate(env_ids)})
+        return check_action_rows(
+            rows, env_ids, self.action_space, self._ready_obs, self.ready_obs_id, self._env_states, self._action_check
+        )
 
     # ----- in-process implementation (subprocess managers override these) --------------------------
     def _create_envs(self) -> None:
@@ -673,9 +708,8 @@ class BaseEnvManager:
 
     # ----- shared fault and episode logic ---------------------------------------------------------
     @staticmethod
-    def _error_from(env_id: int, operation: str, exc: BaseException) -> EnvStepError:
-        text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-        return EnvStepError(env_id, operation, type(exc).__name__, str(exc), text)
+    def _error_from(env_id: int, operation: str, exc: BaseException) -> EnvManagerError:
+        return Failure.capture(env_id, operation, exc).error()
 
     def _spend_retry(self, env_id: int, error: EnvManagerError) -> bool:
         """Count a failed attempt of ``env_id``; at ``max_retry`` the env is ``ERROR`` and ``error`` is kept to raise.

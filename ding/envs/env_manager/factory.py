@@ -5,15 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ding.envs.env_manager.async_manager import AsyncSubprocessEnvManager
 from ding.envs.env_manager.base_manager import BaseEnvManager
+from ding.envs.env_manager.channels.ray.manager import RayEnvManager
+from ding.envs.env_manager.channels.ray.transports import ray_transport_class
+from ding.envs.env_manager.channels.zmq.manager import ZmqEnvManager
 from ding.envs.env_manager.env_fn import EnvFn
-from ding.envs.env_manager.ray_manager import RayEnvManager
-from ding.envs.env_manager.ray_transports import ray_transport_class
 from ding.envs.env_manager.settings import check_import_names
-from ding.envs.env_manager.subprocess_manager import SyncSubprocessEnvManager
+from ding.envs.env_manager.subprocess_manager import AsyncSubprocessEnvManager, SyncSubprocessEnvManager
 from ding.envs.env_manager.v2 import BaseEnvManagerV2, SubprocessEnvManagerV2
-from ding.envs.env_manager.zmq_manager import ZmqEnvManager
 from ding.utils.registry import Registry
 
 ENV_MANAGER_REGISTRY: Registry[type[BaseEnvManager]] = Registry("env manager")

@@ -87,7 +87,7 @@ def _check_wait_num(wait_num: Any, partial_batches: bool) -> None:
     if not partial_batches:
         raise ConfigError(
             f"env.manager.wait_num must be inf (every env) or None for a manager that returns whole batches, got "
-            f"{wait_num!r}; the async_subprocess manager returns partial batches"
+            f"{wait_num!r}; the async_subprocess manager returns partial batches, as zmq and ray do with a number"
         )
     if isinstance(wait_num, bool) or not isinstance(wait_num, int) or wait_num < 1:
         raise ConfigError(f"env.manager.wait_num must be an int >= 1, inf or None, got {wait_num!r}")

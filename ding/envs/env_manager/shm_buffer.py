@@ -1,6 +1,6 @@
 """``ShmBuffer``: one array in shared memory, written by one process and read by others (DI-engine's class).
 
-Built on :class:`~ding.envs.env_manager.shm.SharedArray`: a forked child shares the mapping it
+Built on :class:`~ding.envs.env_manager.core.shm.SharedArray`: a forked child shares the mapping it
 inherits; a pickled buffer (a spawned child) attaches to the segment by name. The creating
 process removes the segment when the buffer is closed or collected, and multiprocessing's resource
 tracker removes it if that process is killed.
@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ding.envs.env_manager.shm import ArraySpec, SharedArray
+from ding.envs.env_manager.core.shm import ArraySpec, SharedArray
 
 
 def _release(shared: SharedArray, owner_pid: int) -> None:

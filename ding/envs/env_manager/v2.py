@@ -107,7 +107,7 @@ class BaseEnvManagerV2(BaseEnvManager):
         return [TimestepV2.of(env_id, timestep) for env_id, timestep in timesteps.items()]
 
 
-class SubprocessEnvManagerV2(BaseEnvManagerV2, SyncSubprocessEnvManager):
+class SubprocessEnvManagerV2(BaseEnvManagerV2, SyncSubprocessEnvManager):  # type: ignore[misc]  # V2's step
     """:class:`SyncSubprocessEnvManager` with DI-engine's V2 interface (see :class:`BaseEnvManagerV2`)."""
 
     manager_type = "subprocess_v2"

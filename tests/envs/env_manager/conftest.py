@@ -1,7 +1,8 @@
 """Manager kinds the env manager tests run against, and a factory that closes what it builds.
 
-Kinds: ``base`` (in-process), ``subprocess-1`` / ``subprocess-2`` (one or two envs per worker),
-``async`` (``wait_num`` = every env and no wait timeout, so every step returns a full batch),
+Kinds: ``base`` (in-process), ``subprocess-1`` / ``subprocess-2`` (one or two envs per worker), ``in-caller`` (two
+envs per group, the calling process stepping group 0 itself), ``async`` (``wait_num`` = every env and no wait
+timeout, so every step returns a full batch),
 ``spawn`` (subprocess with the ``spawn`` start method; slow to start, so only a few tests use it), and
 ``ray`` / ``ray-2`` (Ray actors with one or two envs each, stepped by Ray calls), ``ray-zmq`` (Ray actors
 running zmq workers) and ``ray-shm`` (Ray actors on this node stepping through shared memory), on one local
@@ -22,6 +23,7 @@ KIND_CONFIGS: dict[str, dict[str, Any]] = {
     "base": {"type": "base"},
     "subprocess-1": {"type": "subprocess", "envs_per_worker": 1},
     "subprocess-2": {"type": "subprocess", "envs_per_worker": 2},
+    "in-caller": {"type": "subprocess", "envs_per_worker": 2, "step_in_caller": True},
     "async": {"type": "async_subprocess", "step_wait_timeout": None},
     "spawn": {"type": "subprocess", "context": "spawn"},
     "ray": {"type": "ray", "envs_per_worker": 1},
@@ -32,7 +34,7 @@ KIND_CONFIGS: dict[str, dict[str, Any]] = {
     "zmq-tcp": {"type": "zmq", "envs_per_worker": 1, "endpoint": "tcp"},
     "zmq-2": {"type": "zmq", "envs_per_worker": 2},
 }
-FAST_KINDS = ("base", "subprocess-1", "subprocess-2", "async", "ray", "ray-zmq", "ray-shm", "zmq")
+FAST_KINDS = ("base", "subprocess-1", "subprocess-2", "in-caller", "async", "ray", "ray-zmq", "ray-shm", "zmq")
 """Kinds every test runs against (``spawn`` is chosen explicitly where it is worth its start-up time)."""
 RAY_DEFAULT_SUITES = ("test_conformance",)
 """Suites that run against ``ray`` in the default run. A Ray actor takes 0.5-1 s to start on 2 cores, so the
@@ -41,6 +43,8 @@ RAY_SUITE_KINDS = {"test_bad_input": ("ray",)}
 """Suites that run against some ray kinds only. Bad input is refused by manager code that the ray transports share
 with ``ray``, ``zmq`` and ``subprocess`` (checked before any actor is involved), so one ray kind covers it."""
 SUBPROCESS_KINDS = ("subprocess-1", "subprocess-2", "async")
+IN_PROCESS_ENV_KINDS = ("base", "in-caller")
+"""Kinds where env 0 lives in the calling process: tests of worker faults on env 0 (``with_workers``) leave them out."""
 RAY_KINDS = ("ray", "ray-2", "ray-zmq", "ray-shm")
 
 MakeManager = Callable[..., BaseEnvManager]
@@ -77,7 +81,8 @@ def ray_cluster() -> Iterator[str]:
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Parametrize ``manager_kind`` over FAST_KINDS; ray kinds are slow outside RAY_DEFAULT_SUITES (some left out).
 
-    A test marked ``with_workers`` runs only on the kinds whose envs live in worker processes (not ``base``).
+    A test marked ``with_workers`` runs only on the kinds whose env 0 lives in a worker process (not ``base`` and
+    ``in-caller``).
     """
     if "manager_kind" not in metafunc.fixturenames:
         return
@@ -88,7 +93,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     kinds = [
         pytest.param(kind, marks=slow if kind in RAY_KINDS else [])
         for kind in FAST_KINDS
-        if (kind not in RAY_KINDS or kind in ray_kinds) and not (workers_only and kind == "base")
+        if (kind not in RAY_KINDS or kind in ray_kinds) and not (workers_only and kind in IN_PROCESS_ENV_KINDS)
     ]
     metafunc.parametrize("manager_kind", kinds, indirect=True)
 

@@ -7,9 +7,10 @@ import pickle
 import cloudpickle
 import pytest
 
-from ding.envs.env_manager.commands import Command, CommandKind
-from ding.envs.env_manager.shm import BufferLayout, SharedBuffers
-from ding.envs.env_manager.worker import EnvFailure, Worker
+from ding.envs.env_manager.core.commands import Command, CommandKind
+from ding.envs.env_manager.core.failure import Failure
+from ding.envs.env_manager.core.shm import BufferLayout, SharedBuffers
+from ding.envs.env_manager.core.worker import Worker
 from ding.errors import UnknownNameError
 from tests.envs.env_manager.envs import DictObsEnv
 
@@ -48,5 +49,5 @@ def test_every_kind_but_close_has_a_handler_and_close_is_the_loops_own() -> None
 
 
 def test_a_failing_command_travels_as_a_failure_named_by_its_kind() -> None:
-    failure = EnvFailure.capture(0, Command(CommandKind.SEED).name, RuntimeError("boom"))
+    failure = Failure.capture(0, Command(CommandKind.SEED).name, RuntimeError("boom"))
     assert failure.operation == "seed" and "RuntimeError: boom" in failure.traceback_text

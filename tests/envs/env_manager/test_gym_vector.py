@@ -16,8 +16,7 @@ from gymnasium.vector.utils import batch_space
 from gymnasium.wrappers.vector import RecordEpisodeStatistics
 
 from ding.envs.env_manager import AsyncSubprocessEnvManager, BaseEnvManager, create_env_manager
-from ding.envs.env_manager.gym_vector import ManagerVectorEnv, make_vector_env
-from ding.errors import EnvManagerError
+from ding.envs.env_manager.vector import ManagerVectorEnv, make_vector_env
 from dizoo.classic_control.cartpole.envs import CartPoleEnv
 from dizoo.classic_control.pendulum.envs import PendulumEnv
 from tests.envs.env_manager.fault_envs import FaultyEnv
@@ -26,6 +25,9 @@ KINDS = ["base", "subprocess"]
 CARTPOLE_RESET_BOUND = 0.05  # CartPole starts every state variable in [-0.05, 0.05]
 THETA_LIMIT = 12 * 2 * np.pi / 360
 X_LIMIT = 2.4
+
+
+SAME_STEP = AutoresetMode.SAME_STEP
 
 
 def manager_cfg(kind: str, **cfg: Any) -> dict[str, Any]:
@@ -58,7 +60,7 @@ def test_spaces_and_batched_step(vector_env: ManagerVectorEnv) -> None:
     assert envs.single_action_space == spaces.Discrete(2)
     assert envs.observation_space == batch_space(envs.single_observation_space, 3)
     assert envs.action_space == spaces.MultiDiscrete([2, 2, 2])
-    assert envs.metadata["autoreset_mode"] is AutoresetMode.SAME_STEP
+    assert envs.metadata["autoreset_mode"] is AutoresetMode.NEXT_STEP  # gymnasium's default
 
     obs, infos = envs.reset(seed=0)
     assert infos == {}
@@ -86,7 +88,7 @@ def test_box_actions_are_split_into_rows() -> None:
 @pytest.mark.parametrize("copy", [True, False])
 def test_copy_controls_whether_shared_memory_is_returned(copy: bool) -> None:
     cfg = manager_cfg("subprocess", copy_on_get=False)  # the manager hands out views of its shared memory
-    with make_vector_env(cfg, cartpole_fns(2), copy=copy) as envs:
+    with make_vector_env(cfg, cartpole_fns(2), copy=copy, autoreset_mode=SAME_STEP) as envs:
         results = [envs.reset(seed=0)[0]]
         at_reset = results[0].copy()
         for _ in range(2):
@@ -121,7 +123,7 @@ def test_base_manager_observations_are_not_copied_again() -> None:
 @pytest.mark.parametrize("kind", KINDS)
 def test_same_seed_gives_the_trajectory_of_the_manager_stepped_directly(kind: str) -> None:
     actions = random_actions(80, 3)
-    with make_vector_env(manager_cfg(kind), cartpole_fns(3)) as envs:
+    with make_vector_env(manager_cfg(kind), cartpole_fns(3), autoreset_mode=SAME_STEP) as envs:
         obs, _ = envs.reset(seed=7)
         adapter_obs, adapter_done = [obs], []
         for row in actions:
@@ -159,7 +161,7 @@ def test_seeds_are_per_env_and_reproducible() -> None:
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("cfg", [{}, {"auto_reset": False}, {"episode_num": 1}], ids=["auto", "manual", "episode1"])
 def test_termination_returns_next_episode_obs_and_final_obs_in_infos(kind: str, cfg: dict[str, Any]) -> None:
-    with make_vector_env(manager_cfg(kind, **cfg), cartpole_fns(2)) as envs:
+    with make_vector_env(manager_cfg(kind, **cfg), cartpole_fns(2), autoreset_mode=SAME_STEP) as envs:
         obs, _ = envs.reset(seed=0)
         # env 0 pushes right until the pole falls; env 1 alternates and stays up meanwhile
         for t in range(1, 100):
@@ -185,7 +187,7 @@ def test_termination_returns_next_episode_obs_and_final_obs_in_infos(kind: str, 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_truncation_by_time_limit(kind: str) -> None:
-    with make_vector_env(manager_cfg(kind), cartpole_fns(2, max_episode_steps=4)) as envs:
+    with make_vector_env(manager_cfg(kind), cartpole_fns(2, max_episode_steps=4), autoreset_mode=SAME_STEP) as envs:
         envs.reset(seed=1)
         for _ in range(3):
             _, _, terminations, truncations, infos = envs.step(np.array([0, 1]))
@@ -199,7 +201,7 @@ def test_truncation_by_time_limit(kind: str) -> None:
 
 def test_faulty_step_ends_the_episode_as_a_truncation() -> None:
     fns = [partial(FaultyEnv, cfg={"fault": "raise" if i == 1 else None, "at_step": 2}) for i in range(2)]
-    with make_vector_env({"type": "base", "max_retry": 2}, fns) as envs:
+    with make_vector_env({"type": "base", "max_retry": 2}, fns, autoreset_mode=SAME_STEP) as envs:
         envs.reset()
         envs.step(np.array([0, 0]))
         obs, _, terminations, truncations, infos = envs.step(np.array([0, 0]))
@@ -208,24 +210,38 @@ def test_faulty_step_ends_the_episode_as_a_truncation() -> None:
         np.testing.assert_array_equal(infos["final_info"]["_abnormal"], [False, True])
         assert "InjectedFault" in infos["final_info"]["error"][1]
         assert obs[1, 0] == 0  # env 1 restarted its episode
+    with make_vector_env({"type": "subprocess", "max_retry": 2}, fns) as envs:  # NEXT_STEP
+        envs.reset()
+        envs.step(np.array([0, 0]))
+        obs, _, terminations, truncations, infos = envs.step(np.array([0, 0]))
+        np.testing.assert_array_equal(truncations, [False, True])
+        np.testing.assert_array_equal(infos["_abnormal"], [False, True])
+        assert obs[1, 0] == 1  # the observation before the failed step
+        obs, rewards, _, truncations, _ = envs.step(np.array([0, 0]))
+        assert obs[1, 0] == 0 and rewards[1] == 0 and not truncations[1]  # env 1 started over
 
 
 # ----- a training-style loop -------------------------------------------------------------------------
+@pytest.mark.parametrize("mode", list(AutoresetMode), ids=[m.value for m in AutoresetMode])
 @pytest.mark.parametrize("kind", KINDS)
-def test_cleanrl_style_loop_records_episode_statistics(kind: str) -> None:
+def test_cleanrl_style_loop_records_episode_statistics(kind: str, mode: AutoresetMode) -> None:
     num_envs, steps = 4, 500
-    adapter = make_vector_env(manager_cfg(kind), cartpole_fns(num_envs))
+    adapter = make_vector_env(manager_cfg(kind), cartpole_fns(num_envs), autoreset_mode=mode)
     envs = RecordEpisodeStatistics(adapter)
     recorded: list[tuple[float, int]] = []
     counted: list[int] = []
     running = np.zeros(num_envs, dtype=int)
+    starting = np.zeros(num_envs, dtype=bool)  # NEXT_STEP: envs whose next step starts a new episode
+    taken = 0  # env steps that moved an episode on
     rng = np.random.default_rng(0)
     try:
         obs, _ = envs.reset(seed=1)
         for _ in range(steps):
             actions = rng.integers(0, 2, size=num_envs)
-            obs, _, terminations, truncations, infos = envs.step(actions)
-            running += 1
+            obs, rewards, terminations, truncations, infos = envs.step(actions)
+            assert not rewards[starting].any()
+            running[~starting] += 1
+            taken += int((~starting).sum())
             dones = terminations | truncations
             counted.extend(running[dones].tolist())
             running[dones] = 0
@@ -233,6 +249,9 @@ def test_cleanrl_style_loop_records_episode_statistics(kind: str) -> None:
                 for i in np.flatnonzero(infos["_episode"]):
                     recorded.append((float(infos["episode"]["r"][i]), int(infos["episode"]["l"][i])))
             assert obs in envs.observation_space
+            if mode is AutoresetMode.DISABLED and dones.any():
+                obs, _ = envs.reset(options={"reset_mask": dones})
+            starting = dones if mode is AutoresetMode.NEXT_STEP else np.zeros(num_envs, dtype=bool)
     finally:
         envs.close()
     assert adapter.closed and adapter.manager.closed
@@ -240,7 +259,7 @@ def test_cleanrl_style_loop_records_episode_statistics(kind: str) -> None:
     returns, lengths = zip(*recorded, strict=True)
     assert returns == tuple(float(n) for n in lengths)
     assert sorted(lengths) == sorted(counted)  # every step belongs to exactly one recorded episode
-    assert sum(lengths) + running.sum() == steps * num_envs
+    assert sum(lengths) + running.sum() == taken
 
 
 # ----- errors ----------------------------------------------------------------------------------------
@@ -258,12 +277,12 @@ def test_async_manager_is_rejected() -> None:
 @pytest.mark.parametrize("vector_env", [("base", 3)], indirect=True)
 def test_bad_actions_name_the_expected_shape(vector_env: ManagerVectorEnv) -> None:
     envs = vector_env
-    with pytest.raises(EnvManagerError, match="before reset"):
-        envs.step(np.zeros(3, dtype=int))
     envs.reset(seed=0)
-    for bad in (np.zeros(2, dtype=int), np.zeros((3, 1), dtype=int), 0):
+    for bad in (np.zeros(2, dtype=int), np.zeros((3, 1), dtype=int), np.zeros(4, dtype=int)):
         with pytest.raises(ValueError, match=re.escape("must have shape (3,)")):
             envs.step(bad)
+    with pytest.raises(TypeError, match=r"one row per env \(3 rows of Discrete\(2\)\), got 0"):
+        envs.step(0)  # a single value, as gymnasium's vector envs refuse it
     with pytest.raises(TypeError, match=r"env 0.*not a single integer"):
         envs.step(np.zeros(3))
     with pytest.raises(ValueError, match="out of range"):
@@ -271,20 +290,14 @@ def test_bad_actions_name_the_expected_shape(vector_env: ManagerVectorEnv) -> No
     envs.step(np.array([0, 1, 0]))  # the rejected batches moved no env
 
 
-def test_reset_options() -> None:
+def test_reset_mask_resets_only_the_masked_envs() -> None:
     with make_vector_env({"type": "base"}, cartpole_fns(3)) as envs:
-        with pytest.raises(ValueError, match="takes no reset_mask"):
-            envs.reset(options={"reset_mask": np.array([True, False, False])})
         start, _ = envs.reset(seed=0)
         start = start.copy()
         moved, *_ = envs.step(np.array([1, 1, 1]))
         obs, _ = envs.reset(seed=0, options={"reset_mask": np.array([False, True, False])})
         np.testing.assert_array_equal(obs[1], start[1])
         np.testing.assert_array_equal(obs[[0, 2]], moved[[0, 2]])
-        with pytest.raises(ValueError, match=re.escape("bool array of shape (3,), got int64 array of shape (3,)")):
-            envs.reset(options={"reset_mask": np.array([0, 1, 0])})
-        with pytest.raises(ValueError, match=r"accept only 'reset_mask'.*'difficulty'"):
-            envs.reset(options={"difficulty": 2})
 
 
 def test_close_closes_the_manager_and_is_idempotent() -> None:

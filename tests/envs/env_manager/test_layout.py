@@ -18,7 +18,7 @@ import pytest
 from gymnasium import spaces
 
 from ding.envs.env_manager import BaseEnvManager
-from ding.envs.env_manager.shm import BufferLayout
+from ding.envs.env_manager.core.shm import BufferLayout
 from ding.envs.spaces import EnvSpaces
 from ding.errors import EnvSpecError, EnvStepError
 from dizoo.classic_control.cartpole.envs import CartPoleEnv

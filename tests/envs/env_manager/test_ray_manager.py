@@ -11,6 +11,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import time
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -18,11 +19,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ding.envs.env_manager import create_env_manager, ray_cluster
+from ding.envs.env_manager import create_env_manager
+from ding.envs.env_manager.channels.ray import cluster as ray_cluster
 from ding.errors import ConfigError, EnvManagerError, WorkerTimeoutError
 from dizoo.classic_control.cartpole.envs import CartPoleEnv
 from tests.envs.env_manager.conftest import MakeManager, make_manager
 from tests.envs.env_manager.envs import DictObsEnv, assert_same_trajectories, pid_alive, play, table_policy
+from tests.envs.env_manager.fault_envs import FaultyEnv
 
 ROOT = Path(__file__).resolve().parents[3]
 CARTPOLE = partial(CartPoleEnv, cfg={"max_episode_steps": 15})
@@ -65,6 +68,53 @@ def test_step_batch_matches_per_env_steps(new_manager: MakeManager) -> None:
             ended += ts.done
     assert ended >= 4
     np.testing.assert_array_equal(batched.ready_obs_batch().obs, reference.ready_obs_batch().obs)
+
+
+@pytest.mark.usefixtures("ray_cluster")
+@pytest.mark.parametrize(
+    ("kind", "cfg"),
+    [("ray", {"wait_num": 1, "envs_per_worker": 2}), ("ray-shm", {"wait_num": 2, "step_wait_timeout": 0.0001})],
+    ids=["ray-wait_num=1", "ray-shm-wait_num=2-short_wait"],
+)
+def test_partial_batches_keep_every_env_trajectory(kind: str, cfg: dict[str, Any], new_manager: MakeManager) -> None:
+    with make_manager("base", [partial(DictObsEnv, cfg={})] * 5, episode_num=2) as reference:
+        reference.seed(3)
+        reference.launch()
+        expected = play(reference, table_policy(3))
+    manager = new_manager(kind, [partial(DictObsEnv, cfg={})] * 5, episode_num=2, **cfg)
+    manager.seed(3)
+    manager.launch()
+    assert_same_trajectories(play(manager, table_policy(3)), expected)
+
+
+@pytest.mark.usefixtures("ray_cluster")
+@pytest.mark.parametrize("kind", ["ray", "ray-shm"])
+def test_a_partial_batch_leaves_a_hung_actor_in_flight_until_it_comes_back_abnormal(
+    kind: str, new_manager: MakeManager, tmp_path: Path
+) -> None:
+    hangs = partial(FaultyEnv, cfg={"fault": "hang", "at_step": 1, "once_path": str(tmp_path / "fired")})
+    manager = new_manager(kind, [hangs] + [partial(FaultyEnv, cfg={})] * 2, wait_num=2, step_timeout=1.5)
+    manager.launch()
+    hung = manager.worker_pids[0]  # type: ignore[attr-defined]
+    timesteps = manager.step({0: 0, 1: 0, 2: 0})
+    assert sorted(timesteps) == [1, 2] and not any(ts.done for ts in timesteps.values())
+    assert manager.in_flight_env_ids == [0] and manager.ready_obs_id == [1, 2]  # type: ignore[attr-defined]
+    steps = {1: 1, 2: 1}
+    deadline = time.monotonic() + 30.0
+    while 0 not in timesteps and time.monotonic() < deadline:  # envs 1 and 2 keep stepping meanwhile
+        timesteps = manager.step({i: 0 for i in manager.ready_obs_id})
+        for env_id in timesteps.keys() & {1, 2}:
+            steps[env_id] += 1
+    assert timesteps[0].done and timesteps[0].info["abnormal"] and "actor 0" in timesteps[0].info["error"]
+    assert steps[1] > 1 and steps[2] > 1
+    if manager.in_flight_env_ids:  # type: ignore[attr-defined]
+        manager.step({})  # collect the other env still in flight
+    assert manager.worker_pids[0] != hung and manager.ready_obs_id == [0, 1, 2]  # type: ignore[attr-defined]
+    assert manager.ready_obs[0][0] == 0  # a new episode in the restarted actor
+    timesteps = manager.step({0: 0, 1: 0, 2: 0})
+    while 0 not in timesteps:
+        timesteps = manager.step({})
+    assert timesteps[0].obs[0] == 1 and not timesteps[0].info.get("abnormal")
 
 
 @pytest.mark.usefixtures("ray_cluster")
@@ -214,7 +264,7 @@ def test_bad_transport_settings_name_the_key_and_value(case: str) -> None:
 
 def test_each_transport_class_refuses_the_other_transport() -> None:
     from ding.envs.env_manager import RayZmqEnvManager
-    from ding.envs.env_manager.ray_manager import RayEnvManager
+    from ding.envs.env_manager.channels.ray.manager import RayEnvManager
 
     with pytest.raises(ConfigError, match=r"runs transport 'zmq', got 'ray'; .*'transport': 'ray'"):
         RayZmqEnvManager([CARTPOLE], {"transport": "ray"})
@@ -255,7 +305,7 @@ def test_zmq_transport_steps_over_curve_and_admits_only_its_own_key(new_manager:
     manager.launch()
     endpoint = manager.endpoint  # type: ignore[attr-defined]
     assert endpoint.startswith("tcp://127.0.0.1:")  # a one-node cluster: loopback
-    local = manager._hub.local_endpoint  # type: ignore[attr-defined]
+    local = manager.channel.hub.local_endpoint  # type: ignore[attr-defined]
     if sys.platform.startswith("linux"):  # actors on this host use the abstract ipc address: its listener + 2 per actor
         name = local[len("ipc://") :]
         with open("/proc/net/unix") as table:
@@ -268,15 +318,15 @@ def test_zmq_transport_steps_over_curve_and_admits_only_its_own_key(new_manager:
     public, secret = zmq.curve_keypair()
     intruder = context.socket(zmq.DEALER)
     intruder.curve_publickey, intruder.curve_secretkey = public, secret
-    intruder.curve_serverkey = manager._hub.local_keys.server_public  # type: ignore[attr-defined]
+    intruder.curve_serverkey = manager.channel.hub.local_keys.server_public  # type: ignore[attr-defined]
     intruder.setsockopt(zmq.LINGER, 0)
     intruder.connect(endpoint)
-    from ding.envs.env_manager.zmq_protocol import HELLO, VERSION, encode, encode_json
+    from ding.envs.env_manager.channels.zmq.protocol import HELLO, VERSION, encode, encode_json
 
     intruder.send(encode(HELLO, encode_json({"host": "x", "pid": 1, "version": VERSION})))
     local_intruder = context.socket(zmq.DEALER)  # the ipc address admits the same key only
     local_intruder.curve_publickey, local_intruder.curve_secretkey = public, secret
-    local_intruder.curve_serverkey = manager._hub.local_keys.server_public  # type: ignore[attr-defined]
+    local_intruder.curve_serverkey = manager.channel.hub.local_keys.server_public  # type: ignore[attr-defined]
     local_intruder.setsockopt(zmq.LINGER, 0)
     if local is not None:
         local_intruder.connect(local)

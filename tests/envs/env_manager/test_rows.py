@@ -8,8 +8,9 @@ import cloudpickle
 import numpy as np
 import pytest
 
-from ding.envs.env_manager.commands import Command, CommandKind
-from ding.envs.env_manager.rows import (
+from ding.envs.env_manager.channels.zmq.worker import build_group, handle_request
+from ding.envs.env_manager.core.commands import Command, CommandKind
+from ding.envs.env_manager.core.rows import (
     RAW_REPLY,
     MalformedMessage,
     pack_reply,
@@ -17,9 +18,8 @@ from ding.envs.env_manager.rows import (
     unpack_reply,
     unpack_request,
 )
-from ding.envs.env_manager.shm import CONTROL_RESET_ON_DONE, CONTROL_STEP, BufferLayout, SharedBuffers
-from ding.envs.env_manager.worker import StepReply, Worker
-from ding.envs.env_manager.zmq_worker import build_group, handle_request
+from ding.envs.env_manager.core.shm import CONTROL_RESET_ON_DONE, CONTROL_STEP, BufferLayout, SharedBuffers
+from ding.envs.env_manager.core.worker import StepReply, Worker
 from tests.envs.env_manager.envs import DictObsEnv
 
 
@@ -90,7 +90,7 @@ def test_a_group_with_private_buffers_steps_and_resets_with_raw_rows() -> None:
 
 
 def test_the_pipe_channel_sends_private_rows_raw_and_steps_with_them() -> None:
-    from ding.envs.env_manager.rows import RAW_STEP
+    from ding.envs.env_manager.core.rows import RAW_STEP
     from ding.envs.env_manager.subprocess_manager import SyncSubprocessEnvManager
 
     fns = [DictObsEnv] * 4

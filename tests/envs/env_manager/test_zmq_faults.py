@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from ding.envs.env_manager import BaseEnvManager, ZmqEnvManager, create_env_manager
-from ding.envs.env_manager.zmq_worker import EXIT_MANAGER_GONE
+from ding.envs.env_manager.channels.zmq.worker import EXIT_MANAGER_GONE
 from ding.errors import WorkerDiedError
 from tests.envs.env_manager.fault_envs import FaultyEnv
 from tests.envs.env_manager.zmq_support import (

@@ -11,16 +11,20 @@ import os
 import stat
 import subprocess
 import sys
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Mapping
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
+import numpy as np
 import pytest
+from gymnasium import spaces
 
 from ding.entry.cli import main as cli_main
+from ding.envs import BaseEnv, BaseEnvTimestep, EnvSpaces
 from ding.envs.env_manager import ZmqEnvManager, create_env_manager
-from ding.envs.env_manager.zmq_keys import generate_keys, load_manager_keys, load_worker_keys
+from ding.envs.env_manager.channels.zmq.keys import generate_keys, load_manager_keys, load_worker_keys
 from ding.errors import ConfigError, WorkerTimeoutError
 from dizoo.classic_control.cartpole.envs import CartPoleEnv
 from tests.envs.env_manager.conftest import MakeManager, make_manager
@@ -83,6 +87,70 @@ def test_step_batch_matches_step(new_manager: MakeManager) -> None:
         x, y = a.step_batch(actions), b.step_batch(actions)
         assert (x.obs == y.obs).all() and (x.reward == y.reward).all() and (x.done == y.done).all()
         assert sorted(x.final_obs) == sorted(y.final_obs)
+
+
+class PacedEnv(BaseEnv):
+    """Observation ``[t, delay]``; each step takes ``delay`` seconds; episodes of ``episode_len`` steps."""
+
+    config: ClassVar[dict[str, Any]] = {"delay": 0.0, "episode_len": 4}
+
+    @classmethod
+    def raw_spaces(cls, cfg: Mapping[str, Any]) -> EnvSpaces:
+        return EnvSpaces(spaces.Box(0.0, 100.0, (2,), np.float32), spaces.Discrete(2))
+
+    def __init__(self, cfg: Mapping[str, Any] | None = None) -> None:
+        super().__init__(cfg)
+        self.t = 0
+
+    def _obs(self) -> np.ndarray:
+        return np.array([self.t, self._cfg.delay], np.float32)
+
+    def reset(self) -> np.ndarray:
+        self.t = 0
+        return self._obs()
+
+    def step(self, action: Any) -> BaseEnvTimestep:
+        time.sleep(self._cfg.delay)
+        self.t += 1
+        return BaseEnvTimestep(self._obs(), np.array([float(action)], np.float32), self.t >= self._cfg.episode_len, {})
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    ("kind", "cfg"),
+    [
+        ("zmq", {"wait_num": 1}),
+        ("zmq-2", {"wait_num": 1}),
+        ("zmq-tcp", {"wait_num": 2, "step_wait_timeout": 0.0001, "shared_memory": False}),
+    ],
+    ids=["wait_num=1", "wait_num=1-two_per_worker", "wait_num=2-short_wait-tcp"],
+)
+def test_finite_wait_num_keeps_every_env_trajectory(kind: str, cfg: dict[str, Any], new_manager: MakeManager) -> None:
+    expected = reference(DICT_OBS, 5, seed=3, episodes=2)
+    manager = new_manager(kind, [DICT_OBS] * 5, episode_num=2, **cfg)
+    manager.seed(3)
+    manager.launch()
+    assert_same_trajectories(play(manager, table_policy(3)), expected)
+
+
+def test_wait_num_1_returns_partial_batches_and_delivers_each_step_once(new_manager: MakeManager) -> None:
+    fns = [partial(PacedEnv, cfg={"delay": delay}) for delay in (0.0, 0.0, 0.25)]
+    manager = new_manager("zmq", fns, episode_num=2, wait_num=1)
+    manager.launch()
+    steps: dict[int, list[float]] = {i: [] for i in range(3)}
+    calls = 0
+    while not manager.done:
+        timesteps = manager.step({i: 1 for i in manager.ready_obs_id})
+        if calls == 0:  # env 2 is still stepping: a partial batch, and env 2 is not ready to act on
+            assert timesteps and 2 not in timesteps
+            assert 2 in manager.in_flight_env_ids and 2 not in manager.ready_obs_id  # type: ignore[attr-defined]
+        for env_id, ts in timesteps.items():
+            steps[env_id].append(float(ts.obs[0]))
+        calls += 1
+    assert steps == {i: [1.0, 2.0, 3.0, 4.0] * 2 for i in range(3)}  # every step of every env, in order, once
+    assert calls > 8  # the fast envs did not wait for the slow one: whole batches would take 8 calls
 
 
 def test_close_leaves_no_process_or_socket_file() -> None:
@@ -148,6 +216,7 @@ def test_launch_without_enough_workers_times_out_naming_the_endpoint(keys_dir: P
         ({"local_workers": 0}, "local_workers and remote_workers are both 0"),
         ({"local_workers": "2"}, r"local_workers must be an int >= 0, got '2'"),
         ({"max_message_bytes": 10}, r"max_message_bytes must be an int >= 1024, got 10"),
+        ({"wait_num": 0}, r"wait_num must be an int >= 1, inf or None, got 0"),
         ({"heartbeat_intervall": 1.0}, "heartbeat_interval"),
     ],
 )
@@ -215,7 +284,7 @@ def test_worker_with_missing_keys_fails_clearly(tmp_path: Path) -> None:
 
 def test_worker_without_manager_gives_up_after_connect_timeout(keys_dir: Path) -> None:
     from ding.entry.env_worker import run_worker
-    from ding.envs.env_manager.zmq_worker import EXIT_NO_MANAGER
+    from ding.envs.env_manager.channels.zmq.worker import EXIT_NO_MANAGER
 
     status = run_worker(f"tcp://127.0.0.1:{free_port()}", str(keys_dir), connect_timeout=0.3)
     assert status == EXIT_NO_MANAGER

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 import zmq
 
-from ding.envs.env_manager.zmq_hub import Fault, Hub
-from ding.envs.env_manager.zmq_keys import ephemeral_keys
-from ding.envs.env_manager.zmq_protocol import (
+from ding.envs.env_manager.channels.zmq.hub import Hub
+from ding.envs.env_manager.channels.zmq.keys import ephemeral_keys
+from ding.envs.env_manager.channels.zmq.protocol import (
     HELLO,
     REPLY,
     REQUEST,
@@ -22,6 +22,7 @@ from ding.envs.env_manager.zmq_protocol import (
     encode,
     encode_json,
 )
+from ding.envs.env_manager.core.failure import Failure
 
 
 @pytest.mark.parametrize(
@@ -55,7 +56,7 @@ def hub_and_peer() -> Any:
     peer.setsockopt(zmq.LINGER, 0)
     peer.connect(hub.endpoint)
     peer.send(encode(HELLO, encode_json({"host": "h", "pid": 1, "version": VERSION})))
-    hub.wait_for(lambda: b"peer-1" in hub.peers, 10.0, "registration")
+    assert hub.wait_for(lambda: b"peer-1" in hub.peers, 10.0, "registration") is None
     assert decode(peer.recv_multipart()).kind == WELCOME
     yield hub, peer
     peer.close()
@@ -78,7 +79,7 @@ def test_late_and_repeated_replies_are_applied_once_at_most(
     assert hub.request(0, REQUEST, b"first", identity=b"peer-1") is None
     first = next_request(peer)
     assert hub.collect([0], 0.05) == {
-        0: Fault("timeout", f"{hub.peers[b'peer-1'].describe()} did not answer within 0.05 s")
+        0: Failure.timeout(f"{hub.peers[b'peer-1'].describe()} did not answer within 0.05 s")
     }
     assert hub.request(0, REQUEST, b"second") is None
     second = next_request(peer)
@@ -90,7 +91,7 @@ def test_late_and_repeated_replies_are_applied_once_at_most(
     assert hub.request(0, REQUEST, b"third") is None
     third = next_request(peer)
     assert hub.collect([0], 0.2) == {
-        0: Fault("timeout", f"{hub.peers[b'peer-1'].describe()} did not answer within 0.2 s")
+        0: Failure.timeout(f"{hub.peers[b'peer-1'].describe()} did not answer within 0.2 s")
     }
     dropped = [r.getMessage() for r in caplog.records if "late or repeated" in r.getMessage()]
     assert len(dropped) == 2, dropped
@@ -99,3 +100,18 @@ def test_late_and_repeated_replies_are_applied_once_at_most(
     fourth = next_request(peer)
     peer.send(encode(REPLY, b"answer to fourth", 0, fourth.request_id))
     assert hub.collect([0], 5.0) == {0: b"answer to fourth"}
+
+
+def test_several_requests_out_are_answered_in_their_order(hub_and_peer: Any) -> None:
+    hub, peer = hub_and_peer
+    assert hub.request(0, REQUEST, b"first", identity=b"peer-1") is None
+    assert hub.request(0, REQUEST, b"second") is None
+    first, second = next_request(peer), next_request(peer)
+    assert (first.payload, second.payload) == (b"first", b"second")
+    assert hub.answered([0], 0.05) == []
+    peer.send(encode(REPLY, b"answer to first", 0, first.request_id))
+    peer.send(encode(REPLY, b"answer to second", 0, second.request_id))
+    assert hub.collect([0], 5.0) == {0: b"answer to first"}
+    assert hub.answered([0], 5.0) == [0]  # the second answer is in already
+    assert hub.collect([0], 5.0) == {0: b"answer to second"}
+    assert hub.answered([0], 0.05) == []

@@ -21,8 +21,8 @@ import pytest
 import zmq
 
 from ding.envs.env_manager import ZmqEnvManager, create_env_manager
-from ding.envs.env_manager.zmq_keys import generate_keys, load_worker_keys
-from ding.envs.env_manager.zmq_protocol import HEADER, HELLO, MAGIC, REPLY, VERSION, encode
+from ding.envs.env_manager.channels.zmq.keys import generate_keys, load_worker_keys
+from ding.envs.env_manager.channels.zmq.protocol import HEADER, HELLO, MAGIC, REPLY, VERSION, encode
 from dizoo.classic_control.cartpole.envs import CartPoleEnv
 from tests.envs.env_manager.envs import assert_same_trajectories, play, table_policy
 from tests.envs.env_manager.zmq_support import RemoteWorkers, free_port, keys_dir, remote_workers, wait_until

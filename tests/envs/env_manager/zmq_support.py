@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from ding.envs.env_manager.zmq_keys import generate_keys
+from ding.envs.env_manager.channels.zmq.keys import generate_keys
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -1,0 +1,249 @@
+"""The pipe channel: one duplex ``multiprocessing`` connection per worker, with the worker's process beside it.
+
+Steps need one byte each way (the data is in shared memory); control commands are pickled. Where the worker runs
+is the placement's business: :class:`LocalProcesses` starts ``multiprocessing`` children of this process; the Ray
+transport ``shm`` places Ray actors on this node that connect back over a Unix socket
+(:mod:`ding.envs.env_manager.channels.ray.actor_pipe`). Either gives a :class:`WorkerHandle`: the connection and
+a process-like object whose ``sentinel`` becomes readable when the process ends, so a dead worker is noticed at
+once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import multiprocessing
+import os
+import pickle
+import time
+from collections.abc import Sequence
+from multiprocessing import connection
+from multiprocessing.connection import Connection
+from typing import Any, Protocol
+
+from ding.envs.env_manager.core.channel import Reply, WorkerSetup
+from ding.envs.env_manager.core.commands import Command, CommandKind
+from ding.envs.env_manager.core.failure import Failure
+from ding.envs.env_manager.core.spin import SpinBudget, spin_until
+from ding.envs.env_manager.core.worker import worker_main
+
+CLOSE_GRACE = 2.0
+"""Seconds a worker gets to close its envs before it is killed."""
+
+
+class WorkerProcess(Protocol):
+    """What the channel uses of a worker's process (a ``multiprocessing`` process, or a Ray actor's)."""
+
+    @property
+    def pid(self) -> int | None: ...
+
+    @property
+    def sentinel(self) -> int: ...
+
+    @property
+    def exitcode(self) -> int | None: ...
+
+    def is_alive(self) -> bool: ...
+
+    def kill(self) -> None: ...
+
+    def join(self, timeout: float | None = None) -> None: ...
+
+
+@dataclasses.dataclass
+class WorkerHandle:
+    """The parent's side of one worker: its connection and its process."""
+
+    index: int
+    env_ids: list[int]
+    process: WorkerProcess
+    conn: Connection
+    kind: str = "worker"
+
+    def describe(self) -> str:
+        return f"{self.kind} {self.index} (pid {self.process.pid}, envs {self.env_ids})"
+
+    def death(self) -> Failure:
+        """This worker died, with its exit code when known (a Ray actor's process is not the manager's child)."""
+        code = self.process.exitcode
+        return Failure.died(f"{self.describe()} died" + (f" (exit code {code})" if code is not None else ""))
+
+
+class PipePlacement(Protocol):
+    """Where pipe workers run: starts one and gives its handle; stops one; waits out a closing batch."""
+
+    def open(self, group_count: int) -> None: ...
+
+    def start(self, setup: WorkerSetup) -> WorkerHandle: ...
+
+    def stop(self, handle: WorkerHandle) -> None: ...
+
+    def finish(self, handles: Sequence[WorkerHandle], deadline: float) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class LocalProcesses:
+    """Workers as child processes of this one (``fork``, ``spawn`` or ``forkserver``).
+
+    >>> LocalProcesses("spawn").context.get_start_method()
+    'spawn'
+    """
+
+    def __init__(self, start_method: str | None) -> None:
+        self.context: Any = multiprocessing.get_context(start_method or "fork")
+
+    def open(self, group_count: int) -> None:
+        pass
+
+    def start(self, setup: WorkerSetup) -> WorkerHandle:
+        parent_conn, child_conn = self.context.Pipe(duplex=True)
+        process = self.context.Process(
+            target=worker_main,
+            args=(setup.env_ids, setup.env_fns_blob, child_conn, setup.layout, os.getpid(), setup.spin_limit),
+            name=f"ding-env-worker-{setup.index}",
+            daemon=True,
+        )
+        process.start()
+        child_conn.close()
+        return WorkerHandle(setup.index, setup.env_ids, process, parent_conn)
+
+    def stop(self, handle: WorkerHandle) -> None:
+        if handle.process.is_alive():
+            handle.process.kill()
+        handle.process.join()
+        handle.conn.close()
+
+    def finish(self, handles: Sequence[WorkerHandle], deadline: float) -> None:
+        for handle in handles:
+            handle.process.join(max(0.0, deadline - time.monotonic()))
+            self.stop(handle)
+
+    def close(self) -> None:
+        pass
+
+
+class PipeChannel:
+    """A pipe per worker; the placement decides where workers run (see the module docstring)."""
+
+    def __init__(self, placement: PipePlacement) -> None:
+        self.placement = placement
+        self.handles: list[WorkerHandle | None] = []
+
+    def open(self, group_count: int) -> None:
+        if len(self.handles) != group_count:
+            self.handles = [None] * group_count
+        self.placement.open(group_count)
+
+    def start(self, setup: WorkerSetup) -> None:
+        self.handles[setup.index] = self.placement.start(setup)
+
+    def handle(self, w: int) -> WorkerHandle:
+        handle = self.handles[w]
+        assert handle is not None, f"worker {w} is not running"
+        return handle
+
+    def send(self, w: int, message: bytes) -> Failure | None:
+        handle = self.handle(w)
+        try:
+            handle.conn.send_bytes(message)
+        except OSError:
+            handle.process.join(0.5)
+            return handle.death()
+        return None
+
+    def poll(self, workers: Sequence[int], timeout: float | None) -> list[int]:
+        waitables: dict[Any, int] = {}
+        for w in workers:
+            handle = self.handle(w)
+            waitables[handle.conn] = w
+            waitables[handle.process.sentinel] = w
+        ready = connection.wait(list(waitables), timeout)
+        return sorted({waitables[obj] for obj in ready})
+
+    def receive(
+        self, workers: Sequence[int], timeout: float | None, spin: SpinBudget | None = None
+    ) -> dict[int, Reply]:
+        results: dict[int, Reply] = {}
+        started = time.perf_counter()
+        if spin is not None:
+            self._spin_receive(workers, results, spin)
+            workers = [w for w in workers if w not in results]
+        waiting: dict[Any, int] = {}
+        for w in workers:
+            handle = self.handle(w)
+            waiting[handle.conn] = w
+            waiting[handle.process.sentinel] = w
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while waiting:
+            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+            ready = connection.wait(list(waiting), remaining)
+            if not ready:
+                for w in set(waiting.values()):
+                    results[w] = Failure.timeout(f"{self.handle(w).describe()} did not answer within {timeout} s")
+                break
+            for obj in ready:
+                w = waiting.get(obj, -1)
+                if w < 0 or w in results:
+                    continue
+                handle = self.handle(w)
+                try:
+                    if obj is handle.conn or handle.conn.poll():
+                        results[w] = handle.conn.recv_bytes()
+                    else:
+                        raise EOFError
+                except (EOFError, OSError):
+                    handle.process.join(0.5)
+                    results[w] = handle.death()
+                waiting = {k: v for k, v in waiting.items() if v != w}
+        if spin is not None:
+            spin.observe(time.perf_counter() - started)
+        return results
+
+    def _spin_receive(self, workers: Sequence[int], results: dict[int, Reply], spin: SpinBudget) -> None:
+        """Poll the pipes for a short adaptive window before blocking (step replies only)."""
+        pending = {w: self.handle(w).conn for w in workers}
+        pre_block = spin.pre_block()
+        if pre_block > 0.0:  # a long wait: sleep through most of it, then spin for the answer
+            connection.wait(list(pending.values()), pre_block)
+
+        def poll() -> bool:
+            for w, conn in list(pending.items()):
+                if conn.poll():
+                    try:
+                        results[w] = conn.recv_bytes()
+                    except (EOFError, OSError):
+                        return True  # a dead worker: the blocking path reports it
+                    del pending[w]
+            return not pending
+
+        spin_until(poll, spin.window())
+
+    def stop(self, w: int) -> None:
+        handle = self.handles[w] if w < len(self.handles) else None
+        if handle is None:
+            return
+        self.handles[w] = None
+        self.placement.stop(handle)
+
+    def close(self) -> None:
+        handles = [h for h in self.handles if h is not None]
+        message = pickle.dumps(Command(CommandKind.CLOSE))
+        for handle in handles:
+            with contextlib.suppress(OSError):
+                handle.conn.send_bytes(message)
+        try:
+            self.placement.finish(handles, time.monotonic() + CLOSE_GRACE)
+        finally:
+            self.handles = [None] * len(self.handles)
+            self.placement.close()
+
+    def pids(self) -> list[int | None]:
+        return [h.process.pid if h is not None else None for h in self.handles]
+
+    def kill_all(self) -> None:
+        """Last-resort cleanup (a manager dropped without ``close``): kill every worker at once."""
+        for handle in self.handles:
+            if handle is not None and handle.process.is_alive():
+                handle.process.kill()
+                handle.process.join(1.0)

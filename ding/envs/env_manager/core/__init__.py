@@ -1,0 +1,9 @@
+"""The batch core of the worker-based env managers: one state machine over a small channel protocol.
+
+- :mod:`.channel`: the protocol a transport implements (open, start, send, poll, receive, stop, close, pids);
+- :mod:`.failure`: the one failure value carried from a worker to the raised error;
+- :mod:`.batch_core`: launch, restarts, control commands and exactly-once accounting;
+- :mod:`.step_path`: a step's way out (actions to buffers, one wake-up per worker) and back (rows to timesteps);
+- :mod:`.in_flight`: envs stepped but not yet received: partial batches and the send / recv API;
+- :mod:`.results`: reading results from the step buffers (shared memory, or rows the replies carried).
+"""

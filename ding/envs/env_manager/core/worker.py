@@ -1,0 +1,393 @@
+"""The loop a subprocess worker runs: it owns a few envs and steps them as one batch per wake-up.
+
+Messages from the manager, on any channel (a pipe here; zmq and Ray calls carry the same bytes):
+
+- ``b"S"``: step every owned env whose ``control[i, CONTROL_STEP]`` is set, with its action from
+  shared memory; results go to shared memory. The reply is ``b"k"`` or, when some env has a
+  non-empty info dict or raised, a pickled :class:`StepReply` (only then is anything pickled).
+  With a ``pickled`` layout (envs with probed spaces, no shared memory) observations and rewards
+  travel in the :class:`StepReply` instead.
+- ``RAW_STEP`` and raw rows (private buffers, :mod:`.rows`): the same step, with this group's control
+  and action rows in the message and its result rows after the reply's head.
+- A pickled :class:`~ding.envs.env_manager.core.commands.Command` for everything else (reset, seed,
+  replay, attribute reads, method calls, close).
+
+Env exceptions are caught per env and reported with their traceback; the worker itself only
+stops on ``close``, on a broken pipe, or when the parent dies (it asks the kernel to kill it then).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import dataclasses
+import logging
+import os
+import pickle
+import signal
+import sys
+import time
+from collections.abc import Callable
+from multiprocessing.connection import Connection
+from typing import Any, ClassVar
+
+from ding.envs.env_manager.core.commands import Command, CommandKind
+from ding.envs.env_manager.core.failure import Failure
+from ding.envs.env_manager.core.rows import RAW_STEP, pack_reply, unpack_request
+from ding.envs.env_manager.core.shm import (
+    CONTROL_RESET_ON_DONE,
+    CONTROL_STEP,
+    FLAG_DONE,
+    FLAG_RESET,
+    FLAG_TERMINATED,
+    FLAG_TRUNCATED,
+    BufferLayout,
+    SharedBuffers,
+)
+from ding.envs.env_manager.core.spin import SpinBudget, spin_until
+from ding.envs.env_manager.fanout import describe_attribute
+from ding.envs.env_manager.settings import seed_env
+from ding.envs.probe import class_declared_spaces, read_spaces
+from ding.envs.spaces import EnvSpaces
+from ding.errors import UnknownNameError
+
+STEP = b"S"
+OK = b"k"
+_PR_SET_PDEATHSIG = 1
+logger = logging.getLogger("ding.env_worker")
+
+
+@dataclasses.dataclass
+class StepReply:
+    """What a step or reset leaves besides shared memory: info dicts and failures, by env id."""
+
+    infos: dict[int, dict[str, Any]] = dataclasses.field(default_factory=dict)
+    failures: dict[int, Failure] = dataclasses.field(default_factory=dict)
+    steps: dict[int, tuple[Any, Any]] | None = None  # pickled layouts: (obs, reward) of each step
+    ready: dict[int, Any] | None = None  # pickled layouts: the first obs of each reset
+
+
+def is_step(message: bytes) -> bool:
+    """Whether a message to a worker is a step (else it is a pickled command)."""
+    return message == STEP or message[:1] == RAW_STEP
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to SIGKILL this process when its parent dies, so no worker outlives its manager."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def _single_thread_numerics() -> None:
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ[var] = "1"
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        with contextlib.suppress(Exception):
+            torch.set_num_threads(1)
+
+
+class Worker:
+    """State of one worker process: its envs, their ids and the shared buffers."""
+
+    def __init__(self, env_ids: list[int], env_fns: list[Callable[[], Any]], conn: Connection | None = None) -> None:
+        self.env_ids = env_ids
+        self.env_fns = dict(zip(env_ids, env_fns, strict=True))
+        self.conn = conn
+        self.envs: dict[int, Any] = {}
+        self.buffers: SharedBuffers | None = None
+        self.seeds: dict[int, tuple[int, bool | None]] = {}
+        self.replay: dict[int, str] = {}
+        self.pickled_actions: dict[int, Any] = {}
+        self.rows = slice(min(env_ids), max(env_ids) + 1)
+        self.rows_in_reply = False
+        self.started = False
+        """Whether :meth:`start` built every env (else its reply was a failure)."""
+        """Private buffers: step and reset replies carry this worker's result rows (raw, after the head)."""
+
+    # ----- env construction ----------------------------------------------------------------------
+    def build(self, env_id: int) -> None:
+        env = self.env_fns[env_id]()
+        if env_id in self.seeds:
+            seed_env(env, *self.seeds[env_id])
+        if env_id in self.replay:
+            env.enable_save_replay(self.replay[env_id])
+        self.envs[env_id] = env
+
+    def spaces(self, _: Any = None) -> dict[int, EnvSpaces]:
+        return {i: read_spaces(e) for i, e in self.envs.items()}
+
+    # ----- hot path ------------------------------------------------------------------------------
+    def step(self) -> bytes:
+        buffers = self.buffers
+        assert buffers is not None
+        if buffers.layout.pickled:
+            return self.step_pickled()
+        control, flags, reward, actions = buffers.control, buffers.flags, buffers.reward, buffers.action
+        reply: StepReply | None = None
+        for env_id in self.env_ids:
+            if not control[env_id, CONTROL_STEP]:
+                continue
+            env = self.envs[env_id]
+            try:
+                # a copy: envs and wrappers may keep the action past this step
+                action = actions[env_id].copy() if actions is not None else self.pickled_actions[env_id]
+                timestep = env.step(action)
+            except Exception as exc:  # env code may raise anything: it travels to the parent with its traceback
+                reply = reply or StepReply()
+                reply.failures[env_id] = Failure.capture(env_id, "step", exc)
+                continue
+            reward[env_id] = timestep.reward
+            row = flags[env_id]
+            row[FLAG_DONE] = timestep.done
+            row[FLAG_TERMINATED] = timestep.terminated
+            row[FLAG_TRUNCATED] = timestep.truncated
+            row[FLAG_RESET] = False
+            if timestep.info:
+                reply = reply or StepReply()
+                reply.infos[env_id] = timestep.info
+            if not timestep.done:
+                buffers.write_obs(buffers.ready, env_id, timestep.obs)
+                continue
+            buffers.write_obs(buffers.final, env_id, timestep.obs)
+            if control[env_id, CONTROL_RESET_ON_DONE]:
+                try:
+                    buffers.write_obs(buffers.ready, env_id, env.reset())
+                except Exception as exc:  # see above
+                    reply = reply or StepReply()
+                    reply.failures[env_id] = Failure.capture(env_id, "reset", exc)
+                    continue
+                row[FLAG_RESET] = True
+        return OK if reply is None else pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
+
+    def step_pickled(self) -> bytes:
+        """:meth:`step` for a pickled layout: observations and rewards go into the reply as the envs return them."""
+        buffers = self.buffers
+        assert buffers is not None
+        control, flags = buffers.control, buffers.flags
+        steps: dict[int, tuple[Any, Any]] = {}
+        ready: dict[int, Any] = {}
+        reply = StepReply(steps=steps, ready=ready)
+        for env_id in self.env_ids:
+            if not control[env_id, CONTROL_STEP]:
+                continue
+            env = self.envs[env_id]
+            try:
+                timestep = env.step(self.pickled_actions[env_id])
+            except Exception as exc:  # see step()
+                reply.failures[env_id] = Failure.capture(env_id, "step", exc)
+                continue
+            steps[env_id] = (timestep.obs, timestep.reward)
+            row = flags[env_id]
+            row[FLAG_DONE] = timestep.done
+            row[FLAG_TERMINATED] = timestep.terminated
+            row[FLAG_TRUNCATED] = timestep.truncated
+            row[FLAG_RESET] = False
+            if timestep.info:
+                reply.infos[env_id] = timestep.info
+            if timestep.done and control[env_id, CONTROL_RESET_ON_DONE]:
+                try:
+                    ready[env_id] = env.reset()
+                except Exception as exc:  # see step()
+                    reply.failures[env_id] = Failure.capture(env_id, "reset", exc)
+                    continue
+                row[FLAG_RESET] = True
+        return pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
+
+    def start(self, layout: BufferLayout | None) -> bytes:
+        """Build the envs (and attach the buffers when the layout is known): the pickled startup reply.
+
+        That is ``{env_id: EnvSpaces}``, or the :class:`Failure` of the first env that could not be built.
+        """
+        startup: Any
+        try:
+            for env_id in self.env_ids:
+                self.build(env_id)
+            if layout is not None:
+                self.attach(layout)
+            startup = self.spaces()
+        except Exception as exc:  # a constructor failed: report it instead of the spaces
+            startup = Failure.capture(self.env_ids[0], "build", exc)
+        self.started = not isinstance(startup, Failure)
+        return pickle.dumps(startup, protocol=pickle.HIGHEST_PROTOCOL)
+
+    def respond(self, message: bytes) -> bytes | None:
+        """The reply to any message from the manager; None for ``close`` (the worker stops)."""
+        if is_step(message):
+            return self.answer_step(message)
+        command: Command = pickle.loads(message)
+        if command.kind is CommandKind.CLOSE:
+            return None
+        return self.answer(command)
+
+    def answer_step(self, message: bytes) -> bytes:
+        """The reply to a step message: ``STEP``, or ``RAW_STEP`` with rows (private buffers, :mod:`.rows`)."""
+        if message == STEP:
+            return self.step()
+        buffers = self.buffers
+        if message[:1] != RAW_STEP or buffers is None or not self.rows_in_reply:
+            raise ValueError(f"not a step message for this worker: {message[:16]!r}")
+        unpack_request(message, buffers, self.rows)
+        return pack_reply(self.step(), buffers, self.rows)
+
+    def answer(self, command: Command) -> bytes:
+        """The reply to a control command: its pickled result, or the failure it raised.
+
+        With private buffers a reset's result rows follow as raw bytes, as a step's do.
+        """
+        try:
+            result: Any = self.handle(command)
+        except Exception as exc:  # a method call or seed failed: report it, keep serving
+            result = Failure.capture(self.env_ids[0], command.name, exc)
+        reply = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+        if command.kind is CommandKind.RESET and self.rows_in_reply and isinstance(result, StepReply):
+            assert self.buffers is not None
+            return pack_reply(reply, self.buffers, self.rows)
+        return reply
+
+    # ----- control commands ----------------------------------------------------------------------
+    def reset(self, params: dict[int, dict[str, Any]]) -> StepReply:
+        assert self.buffers is not None
+        pickled = self.buffers.layout.pickled
+        ready: dict[int, Any] = {}
+        reply = StepReply(ready=ready) if pickled else StepReply()
+        for env_id, kwargs in params.items():
+            try:
+                obs = self.envs[env_id].reset(**kwargs)
+            except Exception as exc:  # see step()
+                reply.failures[env_id] = Failure.capture(env_id, "reset", exc)
+                continue
+            if pickled:
+                ready[env_id] = obs
+            else:
+                self.buffers.write_obs(self.buffers.ready, env_id, obs)
+            self.buffers.flags[env_id] = False
+        return reply
+
+    def handle(self, command: Command) -> Any:
+        """Carry out a control command (not ``close``, which ends the serving loop) and return its answer."""
+        handler = self._handlers.get(command.kind)
+        if handler is None:
+            known = ", ".join(kind.value for kind in self._handlers)
+            raise UnknownNameError(f"a worker does not handle command {command.name!r} here; it handles: {known}")
+        return getattr(self, handler)(command.payload)
+
+    def attach(self, layout: BufferLayout) -> None:
+        if self.buffers is not None:
+            self.buffers.close()
+        self.buffers = SharedBuffers(layout, create=False)
+        self.rows_in_reply = not self.buffers.layout.shared
+
+    def declared(self, _: Any = None) -> dict[int, bool]:
+        return {i: class_declared_spaces(e) is not None for i, e in self.envs.items()}
+
+    def take_actions(self, actions: dict[int, Any]) -> None:
+        self.pickled_actions = actions
+
+    def seed(self, seeds: dict[int, tuple[int, bool | None]]) -> None:
+        for env_id, (seed, dynamic) in seeds.items():
+            self.seeds[env_id] = (seed, dynamic)
+            seed_env(self.envs[env_id], seed, dynamic)
+
+    def save_replay(self, paths: dict[int, str]) -> None:
+        for env_id, path in paths.items():
+            self.replay[env_id] = path
+            self.envs[env_id].enable_save_replay(path)
+
+    def renew(self, env_ids: list[int]) -> StepReply:
+        failures = {}
+        for env_id in env_ids:
+            try:
+                self.envs[env_id].close()
+            except Exception:  # a broken env may fail to close; it is rebuilt either way
+                logger.debug("env %d raised while closing for renewal", env_id, exc_info=True)
+            try:
+                self.build(env_id)
+            except Exception as exc:  # reported like any env failure
+                failures[env_id] = Failure.capture(env_id, "renew", exc)
+        return StepReply(failures=failures)
+
+    def describe(self, name: str) -> dict[int, tuple[Any, ...]]:
+        described = {env_id: describe_attribute(self.envs[env_id], name) for env_id in self.env_ids}
+        pickle.dumps(described)  # an attribute that cannot travel fails here, as the command's failure
+        return described
+
+    def call(self, request: tuple[str, tuple[Any, ...], dict[str, Any], list[int] | None]) -> dict[int, Any]:
+        method, args, kwargs, env_ids = request
+        ids = self.env_ids if env_ids is None else [i for i in env_ids if i in self.envs]
+        return {env_id: getattr(self.envs[env_id], method)(*args, **kwargs) for env_id in ids}
+
+    _handlers: ClassVar[dict[CommandKind, str]] = {
+        CommandKind.ATTACH: "attach",
+        CommandKind.SPACES: "spaces",
+        CommandKind.DECLARED: "declared",
+        CommandKind.RESET: "reset",
+        CommandKind.ACTIONS: "take_actions",
+        CommandKind.SEED: "seed",
+        CommandKind.REPLAY: "save_replay",
+        CommandKind.RENEW: "renew",
+        CommandKind.GETATTR: "describe",
+        CommandKind.CALL: "call",
+    }
+    """The method serving each command but ``close`` (the serving loop's own)."""
+
+    def close(self) -> None:
+        for env in self.envs.values():
+            with contextlib.suppress(Exception):
+                env.close()
+        if self.buffers is not None:
+            self.buffers.close()
+
+
+def worker_main(
+    env_ids: list[int],
+    env_fns_blob: bytes,
+    conn: Connection,
+    layout: BufferLayout | None,
+    parent_pid: int,
+    spin_limit: float = 0.0,
+) -> None:
+    """Entry point of a worker process; ``spin_limit`` bounds its spin-wait for the next step (0: block)."""
+    _die_with_parent()  # the kernel's parent: the manager (fork, spawn) or the forkserver, which dies with it
+    try:
+        os.kill(parent_pid, 0)
+    except ProcessLookupError:  # the manager died before the death signal was armed
+        return
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it closes workers
+    _single_thread_numerics()
+    serve_connection(env_ids, env_fns_blob, conn, layout, spin_limit)
+
+
+def serve_connection(
+    env_ids: list[int], env_fns_blob: bytes, conn: Connection, layout: BufferLayout | None, spin_limit: float
+) -> None:
+    """Build the envs, report their spaces on ``conn``, then answer the manager until ``close`` or a closed pipe.
+
+    The envs are closed and ``conn`` with them when it returns.
+    """
+    import cloudpickle
+
+    worker = Worker(env_ids, cloudpickle.loads(env_fns_blob), conn)
+    try:
+        startup = worker.start(layout)
+        conn.send_bytes(startup)
+        if not worker.started:  # a constructor failed: its failure was the startup reply
+            return
+        budget = SpinBudget(spin_limit)
+        while True:
+            idle_since = time.perf_counter()
+            spin_until(conn.poll, budget.window())
+            message = conn.recv_bytes()
+            if is_step(message):
+                budget.observe(time.perf_counter() - idle_since)
+            reply = worker.respond(message)
+            if reply is None:
+                break
+            conn.send_bytes(reply)
+    except (EOFError, BrokenPipeError, ConnectionResetError, KeyboardInterrupt):
+        pass
+    finally:
+        worker.close()
+        with contextlib.suppress(Exception):
+            conn.close()
