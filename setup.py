@@ -11,11 +11,15 @@ EXTRAS = {
     "box2d": ["box2d>=2.3.10", "imageio>=2.14.1"],
     "carla": ["carla>=0.9.13"],
     "ray": ["ray>=2.9"],
+    "sb3": ["stable-baselines3>=2.9"],  # torch, which it needs, comes pinned through constraints.txt
     "torch": ["torch>=2.1", "tensorboard>=2.14"],
-    "test": ["pytest>=8", "ruff>=0.6", "mypy>=1.10", "hypothesis>=6.100"],
+    # gym 0.26.2 (unmaintained, fine with numpy 2 when its env checker is off) for the old-gym-API tests
+    "test": ["pytest>=8", "ruff>=0.6", "mypy>=1.10", "hypothesis>=6.100", "gym==0.26.2"],
 }
 EXTRAS["dmc"] = EXTRAS["mujoco"]
-EXTRAS["all"] = sorted({req for name, reqs in EXTRAS.items() if name not in ("test", "carla", "ray") for req in reqs})
+EXTRAS["all"] = sorted(
+    {req for name, reqs in EXTRAS.items() if name not in ("test", "carla", "ray", "sb3") for req in reqs}
+)
 
 setup(
     name="ding",

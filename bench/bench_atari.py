@@ -36,6 +36,7 @@ VECTOR_KEYS = [
     "subprocess_1_batch",
     "subprocess_k",
     "subprocess_k_batch",
+    "in_caller_batch",
     "async",
     "zmq_ipc_k",
     "envpool_sync",
@@ -47,6 +48,7 @@ DING_MANAGERS = (
     "subprocess_1_batch",
     "subprocess_k",
     "subprocess_k_batch",
+    "in_caller_batch",
     "async",
     "zmq_ipc_k",
 )

@@ -10,6 +10,7 @@ from ding.entry.utils import (
     create_env_managers,
     create_policy,
     load_input_config,
+    seed_env_managers,
     set_pkg_seed,
     torch_thread_count,
 )
@@ -54,7 +55,7 @@ def _eval_checkpoint(
     _, env = create_env_managers(cfg, collect=False)
     assert env is not None
     try:
-        env.seed(cfg.seed, dynamic_seed=False)
+        seed_env_managers(cfg.seed, cfg, None, env)
         evaluator = InteractionSerialEvaluator(env, policy.eval_mode, n_episode, cfg.env.stop_value, eval_freq=1)
         _, result = evaluator.eval(train_iter=int(state.get("last_iter", 0)), env_step=int(state.get("last_step", 0)))
     finally:

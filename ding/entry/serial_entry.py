@@ -46,6 +46,7 @@ from ding.entry.utils import (
     create_env_managers,
     create_policy,
     load_input_config,
+    seed_env_managers,
     set_pkg_seed,
     torch_thread_count,
 )
@@ -140,9 +141,9 @@ def serial_pipeline(
     directory is ``exp_name`` when given, else the config's ``exp_name`` with ``_seed<seed>``
     (replacing such a suffix the name has), under ``root`` (default: the current directory); an
     earlier run's files there (checkpoints, logs, tensorboard events) are replaced. The same seed
-    gives the same run: Python's, numpy's and torch's generators, the envs (collector envs with
-    ``seed + i`` and a new episode seed per reset, evaluator envs with fixed ones), exploration and
-    replay sampling are all seeded.
+    gives the same run: Python's, numpy's and torch's generators, the envs (each env its own seed from
+    ``seed``, per role; collector envs a new episode seed per reset, evaluator envs fixed ones: see
+    :func:`~ding.entry.utils.seed_env_managers`), exploration and replay sampling are all seeded.
 
     ``model`` replaces the model the policy would build from ``policy.model`` (its obs and action
     shapes must still match the env's). ``torch_threads`` is torch's intra-op thread count during the
@@ -212,8 +213,7 @@ def _serial_pipeline(
     try:
         collector_env, evaluator_env = create_env_managers(cfg)
         assert collector_env is not None and evaluator_env is not None
-        collector_env.seed(seed)
-        evaluator_env.seed(seed, dynamic_seed=False)
+        seed_env_managers(seed, cfg, collector_env, evaluator_env)
         learner = BaseLearner(policy.learn_mode, exp_dir / "ckpt", logger, settings["hook"])
         collect_mode = policy.collect_mode
         if plan is not None and plan.kind == FRAME_STACK:  # the buffer builds the samples from each env's transitions

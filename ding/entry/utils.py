@@ -17,6 +17,7 @@ from ding.config.experiment import experiment_name as experiment_name
 from ding.config.sections import component_names
 from ding.envs import get_vec_env_setting
 from ding.envs.env_manager import BaseEnvManager, create_env_manager
+from ding.envs.seeding import role_seeds
 from ding.errors import ConfigError
 from ding.policy.registry import POLICY_REGISTRY
 from ding.utils import set_pkg_seed as set_pkg_seed
@@ -97,3 +98,19 @@ def create_env_managers(
             collector.close()
         raise
     return collector, evaluator
+
+
+def seed_env_managers(
+    seed: int, cfg: EasyDict, collector: BaseEnvManager | None, evaluator: BaseEnvManager | None
+) -> None:
+    """Seed a run's managers from its ``seed``: :func:`~ding.envs.seeding.role_seeds` per role and env.
+
+    Collector envs draw a new episode seed at each reset; evaluator envs replay theirs (``dynamic_seed=False``),
+    so every evaluation of a run, and ``eval_checkpoint`` with the run's seed, plays the same starts.
+    The seeds depend only on ``seed`` and the config's ``collector_env_num`` / ``evaluator_env_num``.
+    """
+    seeds = role_seeds(seed, {"collector": cfg.env.collector_env_num, "evaluator": cfg.env.evaluator_env_num})
+    if collector is not None:
+        collector.seed(seeds["collector"])
+    if evaluator is not None:
+        evaluator.seed(seeds["evaluator"], dynamic_seed=False)

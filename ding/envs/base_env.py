@@ -12,6 +12,7 @@ from easydict import EasyDict
 from gymnasium import spaces
 
 from ding.envs.env_wrappers import WrapperChain, trace_spaces
+from ding.envs.seeding import EpisodeSeeds
 from ding.envs.spaces import DEFAULT_REWARD_SPACE, EnvSpaces
 from ding.envs.timestep import BaseEnvTimestep
 from ding.errors import SpacesNotDeclaredError, SpacesNotKnownError
@@ -59,7 +60,7 @@ class BaseEnv(ABC):
         self._spaces: EnvSpaces | None = self._compute_spaces()
         self._seed: int | None = None
         self._dynamic_seed = True
-        self._seed_rng = np.random.default_rng()
+        self._episode_seeds: EpisodeSeeds | None = None
         self._replay_path: str | None = self._cfg.get("replay_path")
 
     # ----- declared configuration and spaces -----------------------------------------------------
@@ -204,15 +205,16 @@ class BaseEnv(ABC):
     def seed(self, seed: int, dynamic_seed: bool = True) -> None:
         """Seed the env.
 
-        With ``dynamic_seed`` (collectors) each reset draws a new episode seed from a generator
-        seeded by ``seed``, so episodes differ but the sequence is reproducible; without it
-        (evaluators) every reset uses ``seed`` itself, so every episode starts the same way.
+        With ``dynamic_seed`` (collectors) each reset draws a new episode seed from the env's
+        :class:`~ding.envs.seeding.EpisodeSeeds` stream (over ``[0, 2**32)``), so episodes differ but
+        the sequence is reproducible; without it (evaluators) every reset uses ``seed`` itself, so
+        every episode starts the same way.
         """
         if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool):
             raise TypeError(f"seed must be an int, got {seed!r} ({type(seed).__name__})")
         self._seed = int(seed)
         self._dynamic_seed = bool(dynamic_seed)
-        self._seed_rng = np.random.default_rng(self._seed)
+        self._episode_seeds = EpisodeSeeds(self._seed)
         self._action_space_seeded = False
         self._seed_action_space()
 
@@ -238,10 +240,10 @@ class BaseEnv(ABC):
         if seed is None:
             return None
         if getattr(self, "_dynamic_seed", True):
-            rng = getattr(self, "_seed_rng", None)
-            if rng is None:  # seeded by a subclass's own seed(), which set only _seed
-                rng = self._seed_rng = np.random.default_rng(seed)
-            return seed + 100 * int(rng.integers(1, 1000))
+            stream = getattr(self, "_episode_seeds", None)
+            if stream is None or stream.seed != seed:  # seeded by a subclass's own seed(), which set only _seed
+                stream = self._episode_seeds = EpisodeSeeds(seed)
+            return stream.draw()
         return seed
 
     def render(self) -> Any:

@@ -1,10 +1,19 @@
-"""Envs written for the old gym API, run through gymnasium's.
+"""Envs written for gym's APIs, run through gymnasium's.
 
-The old API: ``reset()`` without ``seed`` returns the observation alone, ``step`` returns
-``(obs, reward, done, info)`` and ``seed(n)`` seeds. Such an env may be any object with ``step``
-and ``reset``, or a ``gymnasium.Env`` subclass that still implements the old methods; both are
-recognised by ``reset``'s signature (neither a ``seed`` parameter nor ``**kwargs``), never by
-calling it, so a real gymnasium env is never taken for an old one.
+gym's envs come in three shapes, all run through :class:`OldGymAPIAdapter`:
+
+- gym 0.21 and earlier: ``seed(n)`` seeds, ``reset()`` returns the observation alone and ``step``
+  ``(obs, reward, done, info)`` (``info['TimeLimit.truncated']`` marks a time-limit cut);
+- gym 0.22 to 0.25: ``reset(seed=..., return_info=...)``, ``step`` still four values;
+- gym 0.26: ``reset(seed=..., options=...)`` returns ``(obs, info)``, ``step`` five values
+  ``(obs, reward, terminated, truncated, info)``.
+
+Each call is read from what the env states and what it returns, never guessed: a seed goes to
+``reset`` when ``reset`` takes ``seed`` (looking through gym's wrappers, which forward ``**kwargs``),
+else to ``seed()``, and an env with neither refuses a seed rather than dropping it; ``step``'s four
+or five values tell its form. Such an env may be any object with ``step`` and ``reset``, or a
+``gymnasium.Env`` subclass that still implements the old methods; the latter is recognised by
+``reset``'s signature, never by calling it, so a real gymnasium env is never taken for an old one.
 """
 
 from __future__ import annotations
@@ -89,20 +98,84 @@ def is_old_api_env(env: Any) -> bool:
     return callable(getattr(env, "step", None)) and callable(getattr(env, "reset", None))
 
 
-class OldGymAPIAdapter(gym.Env[Any, Any]):
-    """Run an env with gym's API (old, or gym 0.26's) through the gymnasium API.
+def _layers(env: Any) -> list[Any]:
+    """``env`` and the envs inside it, following ``.env`` as gym's wrappers nest them."""
+    layers: list[Any] = []
+    while env is not None and all(env is not seen for seen in layers):
+        layers.append(env)
+        env = getattr(env, "env", None)
+    return layers
 
-    Old API (``reset`` without ``seed``): ``reset(seed=...)`` calls the env's ``seed`` first when it
-    has one; ``done`` becomes ``terminated`` unless ``info['TimeLimit.truncated']`` marks a time-limit
-    cut, which becomes ``truncated``. An env whose ``reset`` takes ``seed`` (gym 0.26) is passed
-    through: ``reset`` returns ``(obs, info)`` and ``step`` five values.
+
+def reset_keywords(env: Any) -> frozenset[str] | None:
+    """The keyword arguments ``env.reset`` takes (None: any), read through wrappers that forward ``**kwargs``.
+
+    gym's wrappers declare ``reset(self, **kwargs)`` and pass everything to ``self.env``, so what a
+    wrapped env takes is what the env inside takes. A ``**kwargs`` with no ``env`` inside takes anything.
+
+    >>> class Old:
+    ...     def reset(self): ...
+    >>> class Forward:
+    ...     def __init__(self, env): self.env = env
+    ...     def reset(self, **kwargs): ...
+    >>> reset_keywords(Forward(Old())), sorted(reset_keywords(gym.Env()))
+    (frozenset(), ['options', 'seed'])
+    """
+    taken: set[str] = set()
+    for layer in _layers(env):
+        if not callable(getattr(layer, "reset", None)):
+            break
+        try:
+            parameters = list(inspect.signature(type(layer).reset).parameters.values())[1:]  # after self
+        except (TypeError, ValueError):  # a builtin without a signature: assume the current API
+            return None
+        taken.update(p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+        if not any(p.kind is p.VAR_KEYWORD for p in parameters):
+            return frozenset(taken)
+    return None  # **kwargs with nothing inside to pass them to: takes anything
+
+
+def _is_gym_env_checker(layer: Any) -> bool:
+    return type(layer).__name__ == "PassiveEnvChecker" and type(layer).__module__.startswith("gym.")
+
+
+class OldGymAPIAdapter(gym.Env[Any, Any]):
+    """Run an env with one of gym's APIs (0.21, 0.22-0.25 or 0.26) through the gymnasium API.
+
+    ``reset(seed=...)`` passes the seed to the env's ``reset`` when it takes ``seed``, else calls
+    its ``seed()``; an env with neither raises ``TypeError`` for a seed (pass ``seed_api=False`` to
+    ``DingEnvWrapper`` to run it unseeded). ``reset`` may return the observation alone or
+    ``(obs, info)``; ``step`` four values (``done`` becomes ``terminated``, or ``truncated`` where
+    ``info['TimeLimit.truncated']`` marks a time-limit cut) or five.
+
+    Example:
+        >>> class Old:  # gym 0.21's API
+        ...     observation_space, action_space = spaces.Discrete(3), spaces.Discrete(2)
+        ...     def seed(self, seed): self.seeded = seed
+        ...     def reset(self): return 0
+        ...     def step(self, action): return 1, 1.0, True, {'TimeLimit.truncated': True}
+        >>> env = OldGymAPIAdapter(Old())
+        >>> env.reset(seed=7), env.old_env.seeded
+        ((0, {}), 7)
+        >>> env.step(0)
+        (1, 1.0, False, True, {'TimeLimit.truncated': True})
     """
 
     def __init__(self, env: Any) -> None:
         if not (callable(getattr(env, "step", None)) and callable(getattr(env, "reset", None))):
             raise TypeError(f"OldGymAPIAdapter needs an object with step() and reset(), got {type(env).__name__}")
+        if int(np.__version__.split(".")[0]) >= 2 and any(_is_gym_env_checker(layer) for layer in _layers(env)):
+            raise TypeError(
+                f"{type(env).__name__} holds gym's PassiveEnvChecker, which fails under numpy {np.__version__} "
+                "(it uses np.bool8); make the env with gym.make(..., disable_env_checker=True)"
+            )
         self.old_env = env
-        self.new_api = reset_takes_seed(type(env).reset)
+        keywords = reset_keywords(env)
+        self.reset_takes_seed = keywords is None or "seed" in keywords
+        """Seeds go to ``reset(seed=...)`` (gym 0.22 and later); else to ``seed()``."""
+        self._reset_takes_options = keywords is None or "options" in keywords
+        self._return_info = keywords is not None and "return_info" in keywords  # gym 0.22-0.25
+        self._step_size: int | None = None  # 4 or 5, from the first step
         self.observation_space = convert_space(env.observation_space)
         self.action_space = convert_space(env.action_space)
         self.metadata = dict(getattr(env, "metadata", {}) or {})
@@ -111,23 +184,54 @@ class OldGymAPIAdapter(gym.Env[Any, Any]):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         super().reset(seed=seed)
-        if self.new_api:
-            obs, info = self.old_env.reset(seed=seed, options=options)
-            return obs, dict(info or {})
-        if seed is not None and callable(getattr(self.old_env, "seed", None)):
-            self.old_env.seed(seed)
-        return self.old_env.reset(), {}
+        name = type(self.old_env).__name__
+        kwargs: dict[str, Any] = {}
+        if seed is not None:
+            if self.reset_takes_seed:
+                kwargs["seed"] = seed
+            elif callable(getattr(self.old_env, "seed", None)):
+                self.old_env.seed(seed)
+            else:
+                raise TypeError(
+                    f"cannot seed {name} with {seed}: its reset takes no seed and it has no seed() method; "
+                    "run it unseeded (DingEnvWrapper(..., seed_api=False))"
+                )
+        if options is not None:
+            if not self._reset_takes_options:
+                raise TypeError(f"{name}.reset takes no options, got options={options!r}")
+            kwargs["options"] = options
+        if self._return_info:
+            kwargs["return_info"] = True
+        return self._split_reset(self.old_env.reset(**kwargs))
+
+    def _split_reset(self, result: Any) -> tuple[Any, dict[str, Any]]:
+        """``(obs, info)`` from what ``reset`` returned: that pair, or the observation alone.
+
+        A pair is a 2-tuple whose second item is a dict, unless the observation space itself holds such
+        tuples (a ``Tuple`` of two spaces, the second a ``Dict``); there the first item decides: an
+        observation of that space is a 2-tuple itself.
+        """
+        if not (isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], dict)):
+            return result, {}
+        space = self.observation_space
+        pair_like = (
+            isinstance(space, spaces.Tuple) and len(space.spaces) == 2 and isinstance(space.spaces[1], spaces.Dict)
+        )
+        if pair_like and not (isinstance(result[0], tuple) and len(result[0]) == 2):
+            return result, {}
+        return result[0], dict(result[1])
 
     def step(self, action: Any) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
-        result = self.old_env.step(action)
-        expected = 5 if self.new_api else 4
-        if len(result) != expected:
-            shape = "(obs, reward, terminated, truncated, info)" if self.new_api else "(obs, reward, done, info)"
+        result = tuple(self.old_env.step(action))
+        size = len(result)
+        if size not in (4, 5) or size != (self._step_size or size):
+            before = f", after {self._step_size} before" if self._step_size else ""
             raise ValueError(
-                f"{'gym 0.26' if self.new_api else 'old'}-API env {type(self.old_env).__name__}.step returned "
-                f"{len(result)} values; expected {shape}"
+                f"{type(self.old_env).__name__}.step returned {size} values{before}; expected 4 "
+                "(obs, reward, done, info: gym 0.21-0.25) or 5 (obs, reward, terminated, truncated, info: gym 0.26)"
             )
-        if self.new_api:
+        self._step_size = size
+        if size == 5:
             obs, reward, terminated, truncated, info = result
             return obs, reward, bool(terminated), bool(truncated), dict(info or {})
         obs, reward, done, info = result

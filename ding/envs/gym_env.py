@@ -286,6 +286,25 @@ class DingEnvWrapper(BaseEnv):
         """The wrapped gymnasium env."""
         return self._env
 
+    @property
+    def render_mode(self) -> str | None:
+        """The wrapped gymnasium env's render mode (``'rgb_array'`` once ``enable_save_replay`` has rebuilt it)."""
+        return self._env.render_mode
+
+    def has_wrapper(self, wrapper_class: type[Any]) -> bool:
+        """Whether a gymnasium wrapper of ``wrapper_class`` is around the simulator (SB3's ``env_is_wrapped``).
+
+        >>> env = DingEnvWrapper(cfg={'env_id': 'CartPole-v1'})
+        >>> env.has_wrapper(gym.wrappers.TimeLimit), env.has_wrapper(gym.wrappers.RecordVideo)
+        (True, False)
+        """
+        layer: Any = self._env
+        while isinstance(layer, gym.Wrapper):
+            if isinstance(layer, wrapper_class):
+                return True
+            layer = layer.env
+        return False
+
     def clone(self, caller: str = "collector") -> DingEnvWrapper:
         """A new env with this one's config and settings, for ``caller``; it shares no state with this one.
 

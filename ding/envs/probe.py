@@ -93,7 +93,10 @@ def class_declared_spaces(env: Any) -> EnvSpaces | None:
 
     if not isinstance(env, BaseEnv) or not type(env).declares_spaces():
         return None
-    declared = type(env).spaces_from_config(getattr(env, "_cfg", None) or {})
+    try:
+        declared = type(env).spaces_from_config(getattr(env, "_cfg", None) or {})
+    except EnvSpecError:  # the class cannot tell from this config (an env given as an instance): probe it
+        return None
     return declared if declared == read_spaces(env) else None
 
 

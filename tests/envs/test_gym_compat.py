@@ -132,7 +132,7 @@ def test_old_api_env_inside_other_wrappers_is_refused() -> None:
 def test_gym_026_api_object_passes_through() -> None:
     raw = Gym026Env()
     adapter = OldGymAPIAdapter(raw)
-    assert adapter.new_api and adapter.reset(seed=3) == (np.zeros(1, np.float32), {"start": True})
+    assert adapter.reset_takes_seed and adapter.reset(seed=3) == (np.zeros(1, np.float32), {"start": True})
     assert raw.seed_seen == 3
     assert adapter.step(0)[2:4] == (False, True)
     env = DingEnvWrapper(raw)
@@ -171,3 +171,152 @@ def test_no_registered_gymnasium_env_is_taken_for_an_old_api_one() -> None:
     assert len(classes) > 50 and any(env_id.startswith("ALE/") for env_id, _ in classes)
     assert [env_id for env_id, cls in classes if is_old_api_class(cls)] == []
     assert is_old_api_class(OldHybridEnv) and not is_old_api_class(Gym026Env)
+
+
+# ----- gym's three APIs, hand-written: read from signatures and returned values, seeds never dropped -----------------
+class Gym021Env:
+    """gym 0.21: seed(n), reset() -> obs, step -> (obs, reward, done, info); the start depends on the seed."""
+
+    observation_space = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
+    action_space = gym.spaces.Discrete(2)
+
+    def __init__(self, limit: int = 3) -> None:
+        self.limit = limit
+        self.rng = np.random.default_rng()
+        self.seeds: list[int] = []
+
+    def seed(self, seed: int | None = None) -> list[int]:
+        self.seeds.append(int(seed or 0))
+        self.rng = np.random.default_rng(seed)
+        return [int(seed or 0)]
+
+    def reset(self) -> np.ndarray:
+        self.t = 0
+        return self.rng.uniform(-1, 1, 2).astype(np.float32)
+
+    def step(self, action: int) -> tuple[np.ndarray, float, bool, dict[str, Any]]:
+        self.t += 1
+        done = self.t >= self.limit
+        return np.zeros(2, np.float32), 1.0, done, {"TimeLimit.truncated": done} if done else {}
+
+
+class ForwardingWrapper:
+    """gym's wrappers (0.21 and 0.26 alike): reset(**kwargs) passes everything to the env inside."""
+
+    def __init__(self, env: Any) -> None:
+        self.env = env
+        self.observation_space, self.action_space = env.observation_space, env.action_space
+
+    def reset(self, **kwargs: Any) -> Any:
+        return self.env.reset(**kwargs)
+
+    def step(self, action: Any) -> Any:
+        return self.env.step(action)
+
+    def seed(self, seed: int | None = None) -> Any:
+        return self.env.seed(seed)
+
+
+class Gym025Env(Gym021Env):
+    """gym 0.22-0.25: reset(seed=..., return_info=...) -> obs or (obs, info); step still four values."""
+
+    def reset(  # type: ignore[override]
+        self, *, seed: int | None = None, return_info: bool = False, options: Any = None
+    ) -> Any:
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+            self.seeds.append(seed)
+        obs = super().reset()
+        return (obs, {"return_info": True}) if return_info else obs
+
+
+class ResetWithoutSeed026Env:
+    """gym 0.26 in step and reset's return, but reset() takes no seed and there is no seed(): cannot be seeded."""
+
+    observation_space = gym.spaces.Box(0.0, 1.0, (1,), np.float32)
+    action_space = gym.spaces.Discrete(2)
+
+    def reset(self) -> tuple[np.ndarray, dict[str, Any]]:
+        return np.zeros(1, np.float32), {"fresh": True}
+
+    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        return np.ones(1, np.float32), 1.0, False, True, {}
+
+
+PAIR_SPACE = gym.spaces.Tuple((gym.spaces.Discrete(3), gym.spaces.Dict({"x": gym.spaces.Discrete(2)})))
+
+
+class PairObsOldEnv:
+    """gym 0.21 with observations that look like (obs, info) pairs: a Tuple of a Discrete and a Dict."""
+
+    observation_space = PAIR_SPACE
+    action_space = gym.spaces.Discrete(2)
+
+    def reset(self) -> tuple[int, dict[str, int]]:
+        return 2, {"x": 1}
+
+    def step(self, action: int) -> Any:
+        return (1, {"x": 0}), 0.0, True, {}
+
+
+class PairObs026Env(PairObsOldEnv):
+    def reset(self, *, seed: int | None = None, options: Any = None) -> Any:  # type: ignore[override]
+        return (2, {"x": 1}), {"seed": seed}
+
+
+@pytest.mark.parametrize("wrapped", [False, True], ids=["bare", "in_forwarding_wrapper"])
+def test_gym_021_env_is_seeded_through_seed_and_truncates_on_time_limits(wrapped: bool) -> None:
+    raw = Gym021Env()
+    adapter = OldGymAPIAdapter(ForwardingWrapper(raw) if wrapped else raw)
+    assert not adapter.reset_takes_seed  # the wrapper's **kwargs lead to a reset() that takes none
+    obs, info = adapter.reset(seed=11)
+    assert raw.seeds == [11] and info == {}
+    assert obs.tolist() == np.random.default_rng(11).uniform(-1, 1, 2).astype(np.float32).tolist()
+    assert [adapter.step(0)[2:4] for _ in range(3)] == [(False, False), (False, False), (False, True)]
+    env = DingEnvWrapper(ForwardingWrapper(Gym021Env()) if wrapped else Gym021Env())
+    env.seed(5, dynamic_seed=False)
+    assert np.array_equal(env.reset(), env.reset())  # a fixed seed, honoured at every reset
+
+
+def test_gym_025_env_is_seeded_through_reset_and_returns_its_info() -> None:
+    raw = Gym025Env(limit=1)
+    adapter = OldGymAPIAdapter(ForwardingWrapper(raw))
+    assert adapter.reset_takes_seed
+    obs, info = adapter.reset(seed=4)
+    assert raw.seeds == [4] and info == {"return_info": True} and obs.shape == (2,)
+    assert adapter.step(1)[2:] == (False, True, {"TimeLimit.truncated": True})
+
+
+def test_env_that_cannot_take_a_seed_refuses_one_instead_of_dropping_it() -> None:
+    adapter = OldGymAPIAdapter(ResetWithoutSeed026Env())
+    assert adapter.reset() == (np.zeros(1, np.float32), {"fresh": True})  # a pair, though reset takes no seed
+    assert adapter.step(0)[2:4] == (False, True)
+    with pytest.raises(TypeError, match=r"cannot seed ResetWithoutSeed026Env with 3: .* seed_api=False"):
+        adapter.reset(seed=3)
+    with pytest.raises(TypeError, match=r"ResetWithoutSeed026Env.reset takes no options, got options=\{'a': 1\}"):
+        adapter.reset(options={"a": 1})
+    env = DingEnvWrapper(ResetWithoutSeed026Env())
+    env.seed(3)
+    with pytest.raises(TypeError, match="cannot seed ResetWithoutSeed026Env"):
+        env.reset()
+    unseeded = DingEnvWrapper(ResetWithoutSeed026Env(), seed_api=False)
+    unseeded.seed(3)
+    assert unseeded.reset().tolist() == [0.0] and unseeded.step(0).truncated
+
+
+def test_tuple_observations_that_look_like_pairs_are_read_by_their_space() -> None:
+    assert OldGymAPIAdapter(PairObsOldEnv()).reset() == ((2, {"x": 1}), {})
+    assert OldGymAPIAdapter(PairObs026Env()).reset(seed=1) == ((2, {"x": 1}), {"seed": 1})
+
+
+def test_a_step_that_changes_its_form_is_refused() -> None:
+    class Switching(Gym021Env):
+        def step(self, action: int) -> Any:  # type: ignore[override]
+            self.t += 1
+            return (np.zeros(2, np.float32), 0.0, False, {}) if self.t == 1 else (np.zeros(2), 0.0, False, False, {})
+
+    adapter = OldGymAPIAdapter(Switching())
+    adapter.reset()
+    adapter.step(0)
+    with pytest.raises(ValueError, match=r"Switching.step returned 5 values, after 4 before"):
+        adapter.step(0)

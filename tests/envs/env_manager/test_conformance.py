@@ -340,7 +340,7 @@ def assert_views_agree(manager: BaseEnvManager) -> None:
 @pytest.mark.parametrize("env", sorted(ENVS))
 def test_ready_obs_views_agree(env: str, manager_kind: str, new_manager: MakeManager) -> None:
     manager = new_manager(manager_kind, fns(env, 3), auto_reset=False)
-    manager.seed(2)
+    manager.seed(3)  # a seed whose three first episodes end at different steps (checked below), for both envs
     manager.launch()
     assert_views_agree(manager)
     policy = table_policy(ENVS[env][1])
