@@ -67,6 +67,14 @@ class StepReply:
     ready: dict[int, Any] | None = None  # pickled layouts: the first obs of each reset
 
 
+def _write_flags(row: Any, timestep: Any) -> None:
+    """An env's end flags after a step (its reset flag cleared: a reset on done sets it again)."""
+    row[FLAG_DONE] = timestep.done
+    row[FLAG_TERMINATED] = timestep.terminated
+    row[FLAG_TRUNCATED] = timestep.truncated
+    row[FLAG_RESET] = False
+
+
 def is_step(message: bytes) -> bool:
     """Whether a message to a worker is a step (else it is a pickled command)."""
     return message == STEP or message[:1] == RAW_STEP
@@ -139,11 +147,7 @@ class Worker:
                 reply.failures[env_id] = Failure.capture(env_id, "step", exc)
                 continue
             reward[env_id] = timestep.reward
-            row = flags[env_id]
-            row[FLAG_DONE] = timestep.done
-            row[FLAG_TERMINATED] = timestep.terminated
-            row[FLAG_TRUNCATED] = timestep.truncated
-            row[FLAG_RESET] = False
+            _write_flags(flags[env_id], timestep)
             if timestep.info:
                 reply = reply or StepReply()
                 reply.infos[env_id] = timestep.info
@@ -158,7 +162,7 @@ class Worker:
                     reply = reply or StepReply()
                     reply.failures[env_id] = Failure.capture(env_id, "reset", exc)
                     continue
-                row[FLAG_RESET] = True
+                flags[env_id, FLAG_RESET] = True
         return OK if reply is None else pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
 
     def step_pickled(self) -> bytes:
@@ -179,11 +183,7 @@ class Worker:
                 reply.failures[env_id] = Failure.capture(env_id, "step", exc)
                 continue
             steps[env_id] = (timestep.obs, timestep.reward)
-            row = flags[env_id]
-            row[FLAG_DONE] = timestep.done
-            row[FLAG_TERMINATED] = timestep.terminated
-            row[FLAG_TRUNCATED] = timestep.truncated
-            row[FLAG_RESET] = False
+            _write_flags(flags[env_id], timestep)
             if timestep.info:
                 reply.infos[env_id] = timestep.info
             if timestep.done and control[env_id, CONTROL_RESET_ON_DONE]:
@@ -192,7 +192,7 @@ class Worker:
                 except Exception as exc:  # see step()
                     reply.failures[env_id] = Failure.capture(env_id, "reset", exc)
                     continue
-                row[FLAG_RESET] = True
+                flags[env_id, FLAG_RESET] = True
         return pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
 
     def start(self, layout: BufferLayout | None) -> bytes:
@@ -349,14 +349,21 @@ def worker_main(
     spin_limit: float = 0.0,
 ) -> None:
     """Entry point of a worker process; ``spin_limit`` bounds its spin-wait for the next step (0: block)."""
+    if prepare_worker_process(parent_pid):
+        serve_connection(env_ids, env_fns_blob, conn, layout, spin_limit)
+
+
+def prepare_worker_process(parent_pid: int) -> bool:
+    """Set up a worker process its manager started: it dies with its parent, leaves Ctrl-C to the manager and
+    runs numerics on one thread. False when the manager is already gone (the worker should exit)."""
     _die_with_parent()  # the kernel's parent: the manager (fork, spawn) or the forkserver, which dies with it
     try:
         os.kill(parent_pid, 0)
     except ProcessLookupError:  # the manager died before the death signal was armed
-        return
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it closes workers
+        return False
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the manager's to handle; it closes workers
     _single_thread_numerics()
-    serve_connection(env_ids, env_fns_blob, conn, layout, spin_limit)
+    return True
 
 
 def serve_connection(

@@ -19,7 +19,6 @@ import logging
 import os
 import pickle
 import secrets
-import signal
 import socket
 import threading
 import time
@@ -49,11 +48,7 @@ from ding.envs.env_manager.channels.zmq.protocol import (
 )
 from ding.envs.env_manager.core.failure import Failure
 from ding.envs.env_manager.core.spin import SPIN_LIMIT, SpinBudget, spin_until
-from ding.envs.env_manager.core.worker import (
-    Worker,
-    _die_with_parent,
-    _single_thread_numerics,
-)
+from ding.envs.env_manager.core.worker import Worker, prepare_worker_process
 
 EXIT_CLOSED = 0
 """The manager closed the worker."""
@@ -270,11 +265,5 @@ def _close_groups(groups: dict[int, Worker]) -> None:
 
 def local_worker_main(options: WorkerOptions, parent_pid: int) -> None:
     """Entry point of a worker process a manager starts on its own host."""
-    _die_with_parent()
-    try:
-        os.kill(parent_pid, 0)
-    except ProcessLookupError:  # the manager died before the death signal was armed
-        return
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the manager's to handle; it closes workers
-    _single_thread_numerics()
-    serve(options)
+    if prepare_worker_process(parent_pid):
+        serve(options)
