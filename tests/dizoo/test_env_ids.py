@@ -79,6 +79,8 @@ SUITES: list[tuple[str, type[BaseEnv], str, str, str, str | None, str | None]] =
     ("atari", AtariEnv, "dizoo.atari.envs", "Nope-v0", "ALE/Pong-v5", None, None),
 ]
 IDS = [suite[0] for suite in SUITES]
+RENAMED = [suite for suite in SUITES if suite[5] is not None]
+"""The suites with an id gymnasium renamed (the others' ids are all gymnasium's current ones)."""
 
 
 def compile_env(env_type: str, import_name: str, env: dict[str, Any]) -> Any:
@@ -99,12 +101,12 @@ def test_an_unsupported_id_is_rejected_everywhere_before_anything_runs(
         compile_env(env_type, module, {"env_id": bogus})
 
 
-@pytest.mark.parametrize(("env_type", "cls", "module", "bogus", "listed", "old", "new"), SUITES, ids=IDS)
+@pytest.mark.parametrize(
+    ("env_type", "cls", "module", "bogus", "listed", "old", "new"), RENAMED, ids=[suite[0] for suite in RENAMED]
+)
 def test_an_id_gymnasium_renamed_names_the_current_one(
     env_type: str, cls: type[BaseEnv], module: str, bogus: str, listed: str, old: str | None, new: str | None
 ) -> None:
-    if old is None:
-        pytest.skip("every id of this suite is gymnasium's current one")
     match = rf"env_id '{old}' is not a version of .* that ding supports; gymnasium's current one is '{new}'"
     with pytest.raises(ConfigError, match=match):
         cls.spaces_from_config({"env_id": old})
