@@ -26,7 +26,7 @@ def test_an_unknown_command_names_itself_and_the_known_ones() -> None:
 
 def test_every_kind_but_close_has_a_handler_and_close_is_the_loops_own() -> None:
     buffers = SharedBuffers(BufferLayout.plan(DictObsEnv.spaces_from_config({}), 2, shared=False), create=True)
-    worker = Worker([0, 1], cloudpickle.loads(cloudpickle.dumps([DictObsEnv, DictObsEnv])), None)  # type: ignore[arg-type]
+    worker = Worker([0, 1], cloudpickle.loads(cloudpickle.dumps([DictObsEnv, DictObsEnv])))
     try:
         for env_id in (0, 1):
             worker.build(env_id)

@@ -104,6 +104,6 @@ def test_the_pipe_channel_sends_private_rows_raw_and_steps_with_them() -> None:
 
 
 def test_a_worker_refuses_a_step_message_it_cannot_read() -> None:
-    worker = Worker([0], [DictObsEnv], None)  # type: ignore[arg-type]
+    worker = Worker([0], [DictObsEnv])
     with pytest.raises(ValueError, match="not a step message for this worker"):
         worker.answer_step(b"Rxyz")

@@ -240,10 +240,3 @@ class PipeChannel:
 
     def pids(self) -> list[int | None]:
         return [h.process.pid if h is not None else None for h in self.handles]
-
-    def kill_all(self) -> None:
-        """Last-resort cleanup (a manager dropped without ``close``): kill every worker at once."""
-        for handle in self.handles:
-            if handle is not None and handle.process.is_alive():
-                handle.process.kill()
-                handle.process.join(1.0)

@@ -46,9 +46,6 @@ class WorkerSetup:
     layout: BufferLayout | None  # None until the spaces are known (probing); sent later with ATTACH
     spin_limit: float  # seconds a worker may poll for its next message before it blocks
 
-    def describe(self) -> str:
-        return f"envs {self.env_ids}"
-
 
 class Channel(Protocol):
     """The transport between the batch core and its workers (see the module's table)."""

@@ -99,10 +99,9 @@ def _single_thread_numerics() -> None:
 class Worker:
     """State of one worker process: its envs, their ids and the shared buffers."""
 
-    def __init__(self, env_ids: list[int], env_fns: list[Callable[[], Any]], conn: Connection | None = None) -> None:
+    def __init__(self, env_ids: list[int], env_fns: list[Callable[[], Any]]) -> None:
         self.env_ids = env_ids
         self.env_fns = dict(zip(env_ids, env_fns, strict=True))
-        self.conn = conn
         self.envs: dict[int, Any] = {}
         self.buffers: SharedBuffers | None = None
         self.seeds: dict[int, tuple[int, bool | None]] = {}
@@ -375,7 +374,7 @@ def serve_connection(
     """
     import cloudpickle
 
-    worker = Worker(env_ids, cloudpickle.loads(env_fns_blob), conn)
+    worker = Worker(env_ids, cloudpickle.loads(env_fns_blob))
     try:
         startup = worker.start(layout)
         conn.send_bytes(startup)
