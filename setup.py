@@ -12,13 +12,17 @@ EXTRAS = {
     "carla": ["carla>=0.9.13"],
     "ray": ["ray>=2.9"],
     "sb3": ["stable-baselines3>=2.9"],  # torch, which it needs, comes pinned through constraints.txt
+    # envpool's C++ pools behind the manager API; 1.2.5 is its last release with a wheel for Python 3.11
+    "envpool": ["envpool==1.2.5"],
+    # PettingZoo parallel envs; the MPE suite (simple_spread, ...) lives in mpe2 since PettingZoo 1.25
+    "pettingzoo": ["pettingzoo>=1.24", "mpe2>=1.0"],
     "torch": ["torch>=2.1", "tensorboard>=2.14"],
     # gym 0.26.2 (unmaintained, fine with numpy 2 when its env checker is off) for the old-gym-API tests
     "test": ["pytest>=8", "ruff>=0.6", "mypy>=1.10", "hypothesis>=6.100", "gym==0.26.2"],
 }
 EXTRAS["dmc"] = EXTRAS["mujoco"]
 EXTRAS["all"] = sorted(
-    {req for name, reqs in EXTRAS.items() if name not in ("test", "carla", "ray", "sb3") for req in reqs}
+    {req for name, reqs in EXTRAS.items() if name not in ("test", "carla", "ray", "sb3", "envpool") for req in reqs}
 )
 
 setup(

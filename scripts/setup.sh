@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up ding on a fresh machine: a virtualenv in .venv holding ding (editable) with every suite's extra (Atari,
-# classic control rendering, MuJoCo and dm_control, Box2D, the CARLA client), Ray, stable-baselines3, torch and
-# tensorboard, and the test tools (gym 0.26 among them). torch and mujoco come through constraints.txt so they resolve
+# classic control rendering, MuJoCo and dm_control, Box2D, the CARLA client), Ray, stable-baselines3, envpool,
+# PettingZoo with MPE, torch and tensorboard, and the test tools (gym 0.26 among them). torch and mujoco come through constraints.txt so they resolve
 # to the builds this project is tested with.
 # Headless MuJoCo rendering uses EGL (MUJOCO_GL=egl); when EGL cannot render here, OSMesa is installed from apt
 # (as root) and used instead: scripts/mujoco_gl.sh prints the backend that works. As root, the `ip` command
@@ -14,7 +14,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet --constraint constraints.txt \
-  --editable ".[atari,classic_control,mujoco,box2d,carla,ray,sb3,torch,test]"
+  --editable ".[atari,classic_control,mujoco,box2d,carla,ray,sb3,envpool,pettingzoo,torch,test]"
 ./scripts/mujoco_gl.sh > /dev/null
 if [ "$(id -u)" = 0 ] && ! command -v ip > /dev/null && command -v apt-get > /dev/null; then
   export DEBIAN_FRONTEND=noninteractive
