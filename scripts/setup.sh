@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Set up ding on a fresh machine: a virtualenv in .venv holding ding (editable) with every suite's extra (Atari,
 # classic control rendering, MuJoCo and dm_control, Box2D, the CARLA client), Ray, stable-baselines3, envpool,
-# PettingZoo with MPE, torch and tensorboard, and the test tools (gym 0.26 among them). torch and mujoco come through constraints.txt so they resolve
-# to the builds this project is tested with.
+# PettingZoo with MPE, torch and tensorboard, and the test tools (gym 0.26 among them). torch and mujoco come
+# through constraints.txt so they resolve to the builds this project is tested with.
 # Headless MuJoCo rendering uses EGL (MUJOCO_GL=egl); when EGL cannot render here, OSMesa is installed from apt
 # (as root) and used instead: scripts/mujoco_gl.sh prints the backend that works. As root, the `ip` command
 # (iproute2) is installed from apt when missing: the zmq test across two network namespaces needs it.
