@@ -27,7 +27,7 @@ from ding.envs.timestep import BaseEnvTimestep
 from ding.errors import ConfigError, EnvManagerError, ManagerStateError
 
 if TYPE_CHECKING:
-    from ding.envs.env_manager.base_manager import BaseEnvManager
+    from ding.envs.env_manager.manager_api import ManagerAPI
 
 
 @dataclasses.dataclass
@@ -63,7 +63,7 @@ def check_batch_size(value: Any, key: str = "batch_size") -> None:
         raise ConfigError(f"{key} must be an int >= 1 or None (every env in flight), got {value!r}")
 
 
-def check_idle(manager: BaseEnvManager, operation: str) -> None:
+def check_idle(manager: ManagerAPI, operation: str) -> None:
     """Refuse ``operation`` (a synchronous call) while envs are in flight from ``send`` or ``async_reset``."""
     in_flight = manager._send_recv.in_flight()
     if in_flight:
@@ -73,7 +73,7 @@ def check_idle(manager: BaseEnvManager, operation: str) -> None:
         )
 
 
-def async_reset(manager: BaseEnvManager, reset_param: Mapping[int, Mapping[str, Any] | None] | None) -> None:
+def async_reset(manager: ManagerAPI, reset_param: Mapping[int, Mapping[str, Any] | None] | None) -> None:
     """Launch (when closed) or reset the envs; the next ``recv`` calls return their first observations."""
     if manager.closed:
         manager.launch(reset_param)
@@ -85,7 +85,7 @@ def async_reset(manager: BaseEnvManager, reset_param: Mapping[int, Mapping[str, 
     state.first.extend(manager.ready_obs_id)
 
 
-def _by_env(manager: BaseEnvManager, actions: Any, env_ids: Any) -> tuple[list[Any], Any]:
+def _by_env(manager: ManagerAPI, actions: Any, env_ids: Any) -> tuple[list[Any], Any]:
     """``send``'s env ids and actions: a mapping's keys and itself, or ``env_ids`` and the rows of an array."""
     state = manager._send_recv
     if isinstance(actions, Mapping):
@@ -106,7 +106,7 @@ def _by_env(manager: BaseEnvManager, actions: Any, env_ids: Any) -> tuple[list[A
     return ids, rows
 
 
-def send(manager: BaseEnvManager, actions: Any, env_ids: Any = None) -> None:
+def send(manager: ManagerAPI, actions: Any, env_ids: Any = None) -> None:
     """Check the actions and start stepping their envs; returns without waiting for results."""
     manager._check_launched()
     state = manager._send_recv
@@ -134,7 +134,7 @@ def send(manager: BaseEnvManager, actions: Any, env_ids: Any = None) -> None:
     state.sent.update(checked)
 
 
-def recv(manager: BaseEnvManager, batch_size: int | None, timeout: float | None) -> BatchTimestep:
+def recv(manager: ManagerAPI, batch_size: int | None, timeout: float | None) -> BatchTimestep:
     """The results of at least ``batch_size`` envs in flight (fewer when ``timeout`` passes), as arrays."""
     manager._check_launched()
     check_batch_size(batch_size)
@@ -178,7 +178,7 @@ def recv(manager: BaseEnvManager, batch_size: int | None, timeout: float | None)
     return batch
 
 
-def _account(manager: BaseEnvManager, stepped: dict[int, BaseEnvTimestep]) -> dict[int, BaseEnvTimestep]:
+def _account(manager: ManagerAPI, stepped: dict[int, BaseEnvTimestep]) -> dict[int, BaseEnvTimestep]:
     """Take received envs out of flight and account their steps as ``step`` does; returns ``stepped``."""
     sent, ready, failures = manager._send_recv.sent, manager._ready_obs, manager._failures
     for env_id, timestep in stepped.items():
@@ -192,7 +192,7 @@ def _account(manager: BaseEnvManager, stepped: dict[int, BaseEnvTimestep]) -> di
     return stepped
 
 
-def step_async(manager: BaseEnvManager, actions: Any) -> None:
+def step_async(manager: ManagerAPI, actions: Any) -> None:
     """``send`` to every env waiting for an action (an array's rows in env id order)."""
     if isinstance(actions, Mapping):
         send(manager, actions)
@@ -200,7 +200,7 @@ def step_async(manager: BaseEnvManager, actions: Any) -> None:
         send(manager, actions, manager.ready_obs_id)
 
 
-def step_wait(manager: BaseEnvManager, timeout: float | None) -> BatchTimestep:
+def step_wait(manager: ManagerAPI, timeout: float | None) -> BatchTimestep:
     """``recv`` of every env in flight."""
     state = manager._send_recv
     return recv(manager, max(1, len(state.sent) + len(state.first)), timeout)
