@@ -1,6 +1,6 @@
-"""Env managers that run batches of envs: serial, subprocess (sync and async), zmq, Ray, and their configs.
+"""Env managers that run batches of envs: serial, subprocess (sync and async), zmq, Ray, envpool, and their configs.
 
-DI-engine's module names work too: ``base_env_manager`` and ``subprocess_env_manager``.
+DI-engine's module names work too: ``base_env_manager``, ``subprocess_env_manager`` and ``envpool_env_manager``.
 """
 
 from ding.envs.env_manager.base_manager import BaseEnvManager
@@ -9,6 +9,7 @@ from ding.envs.env_manager.channels.ray.manager import RayEnvManager, RayShmEnvM
 from ding.envs.env_manager.channels.zmq.manager import ZmqEnvManager
 from ding.envs.env_manager.channels.zmq.ray_manager import RayZmqEnvManager
 from ding.envs.env_manager.config import manager_default_config
+from ding.envs.env_manager.envpool import EnvPoolEnvManager, PoolEnvManager
 from ding.envs.env_manager.factory import ENV_MANAGER_REGISTRY, create_env_manager, get_env_manager_cls
 from ding.envs.env_manager.shm_buffer import ShmBuffer
 from ding.envs.env_manager.state import EnvState
@@ -22,9 +23,11 @@ __all__ = [
     "BaseEnvManager",
     "BaseEnvManagerV2",
     "BatchTimestep",
+    "EnvPoolEnvManager",
     "EnvState",
     "ManagerVectorEnv",
     "ObsBatch",
+    "PoolEnvManager",
     "RayEnvManager",
     "RayShmEnvManager",
     "RayZmqEnvManager",

@@ -45,6 +45,8 @@ class ManagerBookkeeping:
 
     manager_type: ClassVar[str] = "base"
     """The name ``env.manager.type`` gives this manager in configs."""
+    type_aliases: ClassVar[tuple[str, ...]] = ()
+    """Other names configs may give this manager type (DI-engine's)."""
     partial_batches = False
     """Whether ``step`` may return before every stepped env has its result (async managers)."""
     config: ClassVar[dict[str, Any]] = {
@@ -81,7 +83,7 @@ class ManagerBookkeeping:
 
     def __init__(self, env_fn: Sequence[EnvFn], cfg: Mapping[str, Any] | None = None) -> None:
         user = dict(cfg or {})
-        check_identity_keys(user, [self.manager_type])
+        check_identity_keys(user, [self.manager_type, *self.type_aliases])
         merged = deep_merge_dicts(
             type(self).config,
             {k: v for k, v in user.items() if k not in IDENTITY_KEYS},

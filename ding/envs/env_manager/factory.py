@@ -10,6 +10,7 @@ from ding.envs.env_manager.channels.ray.manager import RayEnvManager
 from ding.envs.env_manager.channels.ray.transports import ray_transport_class
 from ding.envs.env_manager.channels.zmq.manager import ZmqEnvManager
 from ding.envs.env_manager.env_fn import EnvFn
+from ding.envs.env_manager.envpool.manager import EnvPoolEnvManager
 from ding.envs.env_manager.settings import check_import_names
 from ding.envs.env_manager.subprocess_manager import AsyncSubprocessEnvManager, SyncSubprocessEnvManager
 from ding.envs.env_manager.v2 import BaseEnvManagerV2, SubprocessEnvManagerV2
@@ -23,6 +24,8 @@ ENV_MANAGER_REGISTRY.register("subprocess_v2")(SubprocessEnvManagerV2)
 ENV_MANAGER_REGISTRY.register("async_subprocess")(AsyncSubprocessEnvManager)
 ENV_MANAGER_REGISTRY.register("ray")(RayEnvManager)
 ENV_MANAGER_REGISTRY.register("zmq")(ZmqEnvManager)
+ENV_MANAGER_REGISTRY.register("envpool")(EnvPoolEnvManager)
+ENV_MANAGER_REGISTRY.register("env_pool")(EnvPoolEnvManager)  # DI-engine's name
 
 
 def get_env_manager_cls(manager_cfg: Mapping[str, Any]) -> type[BaseEnvManager]:

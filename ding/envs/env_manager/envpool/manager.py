@@ -1,0 +1,300 @@
+"""``EnvPoolEnvManager``: an envpool pool behind ding's manager API (manager type ``envpool``).
+
+envpool steps its envs in C++ threads; this manager gives them ding's semantics: spaces known from
+the config alone (``envpool.make_spec``), actions checked, ``auto_reset`` within the step (an env
+whose episode ended is reset at once, so ``ready_obs`` holds the new episode's first observation and
+the timestep the last one), ``episode_num``, ``eval_episode_return`` in the last step's info, and the
+asynchronous API (``send`` hands actions to the pool and returns; ``recv`` collects them).
+
+Seeds: envpool seeds each env when the pool is built, so ``seed()`` before ``launch`` seeds the
+first episodes; seeds given later take effect at the next reset of every env (the pool is rebuilt
+then). Each env's later episodes continue its random stream (``dynamic_seed=True``); with
+``dynamic_seed=False`` every reset of all envs rebuilds the pool, so each evaluation replays the
+same starts (an env reset alone continues its stream). Seeds are taken modulo ``2**31 - 1``
+(envpool's seeds are signed 32-bit).
+
+The pool steps every env it is sent at once (envpool's synchronous mode); ``recv`` returns at least
+``batch_size`` envs (DI-engine's ``batch_size``). Not offered, and refused with the reason: envpool's
+own asynchronous pool (``options.batch_size``), reset keyword arguments, videos
+(``enable_save_replay``), env method calls and ``env_ref`` (the envs are C++ objects).
+
+Example:
+    >>> manager = EnvPoolEnvManager({'env_id': 'CartPole-v1', 'env_num': 2, 'episode_num': 1})
+    >>> manager.observation_space.shape, manager.action_space      # from make_spec, before launch
+    ((4,), Discrete(2))
+    >>> manager.seed(0)
+    >>> manager.launch()
+    >>> while not manager.done:
+    ...     timesteps = manager.step({i: 1 for i in manager.ready_obs_id})
+    >>> manager.close()
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+from gymnasium import spaces
+
+from ding.envs.env_manager.base_manager import BaseEnvManager
+from ding.envs.env_manager.envpool.spec import (
+    envpool_seed,
+    import_envpool,
+    pool_options,
+    pool_spaces,
+    quiet_box_casts,
+    task_options,
+)
+from ding.envs.env_manager.state import EnvState
+from ding.envs.spaces import EnvSpaces
+from ding.envs.timestep import BaseEnvTimestep
+from ding.errors import ConfigError, EnvManagerError
+
+__all__ = ["EnvPoolEnvManager", "PoolEnvManager"]
+
+UNUSED_KEYS = ("step_timeout", "reset_timeout", "connect_timeout", "shared_memory", "context", "envs_per_worker")
+"""Base settings about worker processes and Python env calls, which a pool has neither of: defaults only."""
+
+
+class _PoolSlot:
+    """The constructor of one env of a pool: it states the spaces; the env itself exists only inside the pool."""
+
+    def __init__(self, task_id: str, env_spaces: EnvSpaces) -> None:
+        self.task_id = task_id
+        self.env_spaces = env_spaces
+
+    def __call__(self) -> Any:
+        raise EnvManagerError(f"the envs of envpool task {self.task_id!r} live inside the pool: none is built alone")
+
+
+class EnvPoolEnvManager(BaseEnvManager):
+    """envpool's pool of ``env_num`` envs of task ``env_id`` behind the manager API (see the module docstring).
+
+    Built either DI-engine's way, ``EnvPoolEnvManager(cfg)`` with ``cfg.env_num``, or as every manager
+    is, ``EnvPoolEnvManager(env_fn, cfg)`` (then ``env_num`` is ``len(env_fn)`` and the constructors are
+    not called). ``cfg.options`` holds the task's envpool options (``episodic_life``, ``reward_clip``,
+    ``stack_num``, ``frame_skip``, ``max_episode_steps``, ...), checked against the task; DI-engine's way
+    also takes them as keys of ``cfg`` itself.
+    """
+
+    manager_type = "envpool"
+    type_aliases: ClassVar[tuple[str, ...]] = ("env_pool",)
+    config: ClassVar[dict[str, Any]] = {
+        **BaseEnvManager.config,
+        "env_id": None,  # the envpool task ('CartPole-v1', 'Pong-v5', ...; envpool.list_all_envs())
+        "env_num": None,  # envs in the pool when built from a config alone (DI-engine's way)
+        "options": {},  # the task's envpool options (max_episode_steps, episodic_life, stack_num, ...)
+        "num_threads": 0,  # envpool's worker threads (0: one per env, up to the cores)
+        "thread_affinity_offset": -1,  # first core to pin threads to (-1: no pinning)
+    }
+
+    def __init__(self, env_fn: Sequence[Any] | Mapping[str, Any], cfg: Mapping[str, Any] | None = None) -> None:
+        if isinstance(env_fn, Mapping):  # DI-engine's PoolEnvManager(cfg)
+            if cfg is not None:
+                raise TypeError("EnvPoolEnvManager takes (cfg) or (env_fn, cfg), not a config twice")
+            env_fn, cfg = (), dict(env_fn)
+            manager_keys = set(type(self).config) | {"type", "import_names", "cfg_type"}
+            flat = {key: cfg.pop(key) for key in list(cfg) if key not in manager_keys}  # DI-engine's flat options
+            cfg["options"] = {**flat, **dict(cfg.get("options") or {})}
+        user = dict(cfg or {})
+        task_id = user.get("env_id") or _task_of(env_fn)
+        options = dict(user.pop("options", None) or {})
+        env_num = _env_num(user.pop("env_num", None), env_fn)
+        self._options = pool_options(task_id, options)
+        _refuse_unused(user)
+        self._env_spaces = pool_spaces(task_id, self._options)
+        super().__init__([_PoolSlot(task_id, self._env_spaces)] * env_num, {**user, "env_id": task_id})
+        self._task_id: str = self._cfg.env_id
+        self._pool: Any = None
+        self._seeded_pool = False  # the pool was built with the current seeds
+        self._returns = np.zeros(env_num, dtype=np.float64)
+        self._in_pool: list[int] = []  # envs sent to the pool and not yet received
+        self._received: dict[int, BaseEnvTimestep] = {}
+
+    # ----- what the base manager builds in this process, done by the pool --------------------------------------
+    @property
+    def env_ref(self) -> Any:
+        raise EnvManagerError(
+            f"the envpool manager has no env object (task {self._task_id!r} runs in C++): its spaces are "
+            "observation_space / action_space, read from envpool.make_spec"
+        )
+
+    def _probe_spaces(self) -> EnvSpaces:
+        return self._env_spaces
+
+    def _create_envs(self) -> None:
+        self._build_pool()
+
+    def _build_pool(self) -> None:
+        if self._pool is not None:
+            self._pool.close()
+        kwargs: dict[str, Any] = {
+            "env_type": "gymnasium",
+            "num_envs": self._env_num,
+            "batch_size": self._env_num,
+            "num_threads": self._cfg.num_threads,
+            "thread_affinity_offset": self._cfg.thread_affinity_offset,
+            **self._options,
+        }
+        if self._seeds:
+            base = envpool_seed(min(self._seeds.values()))
+            kwargs["env_seed"] = [envpool_seed(self._seeds.get(i, base + i)) for i in range(self._env_num)]
+        with quiet_box_casts():
+            self._pool = import_envpool().make(self._task_id, **kwargs)
+        self._seeded_pool = True
+        self._in_pool, self._received = [], {}
+
+    def _apply_seeds(self, env_ids: Sequence[int] | None = None) -> None:
+        self._seeded_pool = False  # applied when every env is next reset
+
+    def enable_save_replay(self, replay_path: str | Sequence[str]) -> None:
+        self._apply_replay()
+
+    def _apply_replay(self, env_ids: Sequence[int] | None = None) -> None:
+        raise EnvManagerError(
+            "the envpool manager cannot record videos (envpool writes no episode files); record with a "
+            "process manager ('subprocess') and env.replay_path"
+        )
+
+    def _reset_envs(self, params: Mapping[int, dict[str, Any]]) -> None:
+        given = {env_id: kwargs for env_id, kwargs in params.items() if kwargs}
+        if given:
+            raise EnvManagerError(f"envpool envs take no reset arguments; got {given}")
+        env_ids = sorted(params)
+        if not env_ids:
+            return
+        self._collect_in_pool()
+        every = len(env_ids) == self._env_num
+        if every and (not self._seeded_pool or self._dynamic_seed is False) and self._pool is not None:
+            self._build_pool()
+        for env_id in env_ids:
+            self._env_states[env_id] = EnvState.RESET
+        with quiet_box_casts():
+            obs, info = self._pool.reset(np.asarray(env_ids, dtype=np.int32))
+        for row, env_id in enumerate(info["env_id"]):
+            self._ready_obs[int(env_id)] = obs[row]
+            self._env_states[int(env_id)] = EnvState.RUN
+            self._returns[int(env_id)] = 0.0
+
+    def _step_envs(self, actions: Mapping[int, Any]) -> dict[int, BaseEnvTimestep]:
+        self._send_to_pool(actions)
+        return self._collect_in_pool(list(actions))
+
+    def _renew_env(self, env_id: int) -> None:
+        """A pool's env cannot be rebuilt alone: the reset that follows starts it afresh."""
+
+    def _close_envs(self) -> None:
+        pool, self._pool = self._pool, None
+        self._in_pool, self._received = [], {}
+        if pool is not None:
+            pool.close()
+
+    def _describe_all(self, name: str) -> dict[int, tuple[Any, ...]]:
+        """Each env's spaces and render mode (None) are known; nothing else of a C++ env is."""
+        known = {
+            "observation_space": self._env_spaces.observation,
+            "action_space": self._env_spaces.action,
+            "reward_space": self._env_spaces.reward,
+            "render_mode": None,
+        }
+        found = ("value", known[name]) if name in known else ("missing",)
+        return dict.fromkeys(range(self._env_num), found)
+
+    def _call_envs(
+        self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], env_ids: Sequence[int] | None
+    ) -> dict[int, Any]:
+        raise EnvManagerError(
+            f"envpool envs have no Python methods to call ({name!r} asked); the pool's options are set in the "
+            f"config: {', '.join(task_options(self._task_id))}"
+        )
+
+    # ----- the asynchronous API: send hands actions to the pool, recv collects them ------------------------------
+    def _async_dispatch(self, actions: Mapping[int, Any]) -> None:
+        self._send_to_pool(actions)
+
+    def _async_receive(
+        self, pending: Mapping[int, Any], wanted: int, timeout: float | None
+    ) -> dict[int, BaseEnvTimestep]:
+        self._collect_in_pool()
+        return {env_id: self._received.pop(env_id) for env_id in list(pending) if env_id in self._received}
+
+    # ----- one pool step --------------------------------------------------------------------------------------
+    def _send_to_pool(self, actions: Mapping[int, Any]) -> None:
+        if self._in_pool:  # the pool steps one batch at a time: collect the one in flight first
+            self._collect_in_pool()
+        env_ids = np.fromiter(actions, dtype=np.int32, count=len(actions))
+        self._pool.send(_action_rows(list(actions.values()), self.action_space), env_ids)
+        self._in_pool = env_ids.tolist()
+
+    def _collect_in_pool(self, wanted: Sequence[int] = ()) -> dict[int, BaseEnvTimestep]:
+        """Receive the batch in flight (if any) into ``_received``; return and drop the timesteps of ``wanted``."""
+        if self._in_pool:
+            self._in_pool = []
+            obs, reward, terminated, truncated, info = self._pool.recv()
+            ids = info["env_id"]
+            for row, env_id in enumerate(ids.tolist()):
+                self._received[env_id] = self._timestep(row, env_id, obs, reward, terminated, truncated, info)
+        return {env_id: self._received.pop(env_id) for env_id in wanted}
+
+    def _timestep(
+        self, row: int, env_id: int, obs: Any, reward: Any, terminated: Any, truncated: Any, info: Any
+    ) -> BaseEnvTimestep:
+        value = float(reward[row])
+        self._returns[env_id] += value
+        ended_by_term, ended_by_limit = bool(terminated[row]), bool(truncated[row])
+        env_info = _row_info(info, row)
+        done = ended_by_term or ended_by_limit
+        if done:
+            env_info["eval_episode_return"] = float(self._returns[env_id])
+        return BaseEnvTimestep(
+            obs[row],
+            np.asarray([value], dtype=np.float32),
+            done,
+            env_info,
+            terminated=ended_by_term,
+            truncated=ended_by_limit and not ended_by_term,
+        )
+
+
+PoolEnvManager = EnvPoolEnvManager
+"""DI-engine's name."""
+
+
+def _task_of(env_fn: Any) -> Any:
+    """The task named by the constructors' config (``cfg.env_id``), when no ``env_id`` is given to the manager."""
+    fns = list(env_fn) if not isinstance(env_fn, Mapping) else []
+    keywords = getattr(fns[0], "keywords", None) if fns else None
+    env_cfg = (keywords or {}).get("cfg") or {}
+    task = env_cfg.get("env_id") if isinstance(env_cfg, Mapping) else None
+    if task is None:
+        raise ConfigError("the envpool manager needs env.manager.env_id, the envpool task ('CartPole-v1', 'Pong-v5')")
+    return task
+
+
+def _env_num(env_num: Any, env_fn: Any) -> int:
+    count = len(env_fn) if env_fn else env_num
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ConfigError(f"the envpool manager needs env_num, an int >= 1 (or env constructors); got {count!r}")
+    if env_fn and env_num is not None and env_num != count:
+        raise ConfigError(f"env.manager.env_num is {env_num}, but {count} env constructors were given")
+    return count
+
+
+def _refuse_unused(user: Mapping[str, Any]) -> None:
+    for key in UNUSED_KEYS:
+        if key in user and user[key] != BaseEnvManager.config[key]:
+            raise ConfigError(
+                f"env.manager.{key} is {user[key]!r}, but the envpool manager has no worker processes or Python env "
+                f"calls for it to apply to; leave it at {BaseEnvManager.config[key]!r}"
+            )
+
+
+def _action_rows(actions: list[Any], space: spaces.Space[Any]) -> np.ndarray:
+    dtype = np.int32 if isinstance(space, spaces.Discrete) else space.dtype
+    return np.asarray(actions, dtype=dtype)
+
+
+def _row_info(info: Mapping[str, Any], row: int) -> dict[str, Any]:
+    """The info of one env: row ``row`` of each of the pool's arrays (nested dicts likewise)."""
+    return {key: _row_info(value, row) if isinstance(value, Mapping) else value[row] for key, value in info.items()}

@@ -1,0 +1,288 @@
+"""The ``envpool`` manager type: real envpool pools behind the manager API and ``ManagerVectorEnv``."""
+
+from __future__ import annotations
+
+import functools
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+envpool = pytest.importorskip("envpool")
+
+from ding.envs.env_manager import (  # noqa: E402
+    EnvPoolEnvManager,
+    EnvState,
+    ManagerVectorEnv,
+    create_env_manager,
+    manager_default_config,
+)
+from ding.envs.env_manager.envpool.spec import quiet_box_casts  # noqa: E402
+from ding.envs.env_manager.envpool_env_manager import PoolEnvManager  # noqa: E402
+from ding.errors import ConfigError, EnvManagerError  # noqa: E402
+from dizoo.classic_control.cartpole.envs import CartPoleEnv  # noqa: E402
+
+
+def cartpole(env_num: int = 3, **cfg: object) -> EnvPoolEnvManager:
+    return EnvPoolEnvManager({"env_id": "CartPole-v1", "env_num": env_num, **cfg})
+
+
+def raw_pool(env_seed: list[int], **options: object) -> object:
+    with quiet_box_casts():
+        return envpool.make("CartPole-v1", env_type="gymnasium", num_envs=len(env_seed), env_seed=env_seed, **options)
+
+
+def test_spaces_come_from_make_spec_before_any_pool_is_built() -> None:
+    manager = EnvPoolEnvManager({"env_id": "Pong-v5", "env_num": 2, "options": {"stack_num": 2}})
+    assert manager.observation_space.shape == (2, 84, 84)
+    assert manager.observation_space.dtype == np.uint8
+    assert manager.action_space.n == 6
+    assert manager.reward_space.shape == (1,)
+    assert manager._pool is None  # nothing was built to read them
+    manager.launch()
+    try:
+        obs = manager.ready_obs[0]
+        assert obs.shape == (2, 84, 84) and obs.dtype == np.uint8
+        timesteps = manager.step({0: 1, 1: 0})
+        assert manager.observation_space.contains(timesteps[1].obs)
+    finally:
+        manager.close()
+
+
+def test_steps_match_a_raw_pool_with_the_same_seeds_and_resets_at_episode_end() -> None:
+    rng = np.random.default_rng(0)
+    manager = cartpole(3, options={"max_episode_steps": 30})
+    manager.seed([11, 12, 13])
+    manager.launch()
+    raw = raw_pool([11, 12, 13], max_episode_steps=30)
+    with quiet_box_casts():
+        raw_obs, _ = raw.reset()
+    try:
+        np.testing.assert_array_equal(np.stack([manager.ready_obs[i] for i in range(3)]), raw_obs)
+        endings = 0
+        for _ in range(120):
+            actions = rng.integers(0, 2, size=3)
+            timesteps = manager.step({i: int(actions[i]) for i in range(3)})
+            obs, reward, terminated, truncated, _ = raw.step(actions.astype(np.int32), np.arange(3))
+            for i in range(3):
+                np.testing.assert_array_equal(timesteps[i].obs, obs[i])
+                assert timesteps[i].reward.tolist() == [reward[i]]
+                assert timesteps[i].terminated == bool(terminated[i])
+                assert timesteps[i].truncated == bool(truncated[i] and not terminated[i])
+            done = np.flatnonzero(terminated | truncated)
+            if len(done):
+                endings += len(done)
+                with quiet_box_casts():
+                    first, _ = raw.reset(done.astype(np.int32))  # ding resets within the step
+                for row, env_id in enumerate(done):
+                    np.testing.assert_array_equal(manager.ready_obs[int(env_id)], first[row])
+        assert endings >= 3
+    finally:
+        manager.close()
+
+
+def test_an_episode_end_carries_its_return_and_the_next_episode_starts_at_once() -> None:
+    manager = cartpole(1, options={"max_episode_steps": 20})
+    manager.launch()
+    try:
+        rewards = []
+        while True:
+            timestep = manager.step({0: 1})[0]
+            rewards.append(float(timestep.reward[0]))
+            if timestep.done:
+                break
+        assert timestep.info["eval_episode_return"] == pytest.approx(sum(rewards))
+        assert int(timestep.info["elapsed_step"]) == len(rewards)
+        assert manager.env_states[0] is EnvState.RUN
+        assert not np.array_equal(manager.ready_obs[0], timestep.obs)
+        assert int(manager.step({0: 0})[0].info["elapsed_step"]) == 1
+    finally:
+        manager.close()
+
+
+def test_without_auto_reset_an_env_waits_for_reset_and_episode_num_ends_it() -> None:
+    manager = cartpole(2, auto_reset=False, episode_num=2, options={"max_episode_steps": 5})
+    manager.launch()
+    try:
+        for _ in range(5):
+            manager.step({i: 0 for i in manager.ready_obs_id})
+        assert manager.env_states == {0: EnvState.NEED_RESET, 1: EnvState.NEED_RESET}
+        assert manager.ready_obs_id == []
+        manager.reset({0: {}})
+        assert manager.ready_obs_id == [0]
+        manager.reset({1: {}})
+        for _ in range(5):
+            manager.step({i: 0 for i in manager.ready_obs_id})
+        assert manager.done
+    finally:
+        manager.close()
+
+
+def first_obs(manager: EnvPoolEnvManager) -> np.ndarray:
+    return np.stack([manager.ready_obs[i] for i in range(manager.env_num)])
+
+
+def test_seeds_replay_runs_and_seeds_given_later_apply_at_the_next_full_reset() -> None:
+    runs = []
+    for seed in (5, 5, 6):
+        manager = cartpole(2)
+        manager.seed(seed)
+        manager.launch()
+        runs.append(first_obs(manager))
+        manager.close()
+    np.testing.assert_array_equal(runs[0], runs[1])
+    assert not np.array_equal(runs[0], runs[2])
+    manager = cartpole(2)
+    manager.launch()
+    try:
+        manager.seed(5)
+        manager.reset()
+        np.testing.assert_array_equal(first_obs(manager), runs[0])
+    finally:
+        manager.close()
+
+
+def test_dynamic_seed_false_replays_the_same_starts_at_every_full_reset() -> None:
+    manager = cartpole(2)
+    manager.seed(9, dynamic_seed=False)
+    manager.launch()
+    try:
+        start = first_obs(manager)
+        for _ in range(3):
+            manager.step({0: 1, 1: 1})
+        manager.reset()
+        np.testing.assert_array_equal(first_obs(manager), start)
+    finally:
+        manager.close()
+
+
+def test_dynamic_seeds_give_new_starts_each_episode() -> None:
+    manager = cartpole(1)
+    manager.seed(9)
+    manager.launch()
+    try:
+        starts = {first_obs(manager).tobytes()}
+        for _ in range(3):
+            manager.reset()
+            starts.add(first_obs(manager).tobytes())
+        assert len(starts) == 4
+    finally:
+        manager.close()
+
+
+def test_send_recv_and_step_batch() -> None:
+    manager = cartpole(4, batch_size=2)
+    manager.async_reset()
+    try:
+        seen: list[int] = []
+        for _ in range(6):
+            batch = manager.recv()
+            assert batch.obs.shape[1:] == (4,)
+            seen += batch.env_ids.tolist()
+            manager.send(np.ones(len(batch.env_ids), dtype=np.int64), batch.env_ids)
+        manager.step_wait()
+        assert sorted(set(seen)) == [0, 1, 2, 3]
+        result = manager.step_batch(np.zeros(4, dtype=np.int64))
+        assert result.obs.shape == (4, 4) and result.env_ids.tolist() == [0, 1, 2, 3]
+    finally:
+        manager.close()
+
+
+def test_manager_vector_env_over_envpool_autoresets_on_the_next_step() -> None:
+    env = ManagerVectorEnv(cartpole(2, options={"max_episode_steps": 4}))
+    try:
+        obs, _ = env.reset(seed=3)
+        assert obs.shape == (2, 4) and obs.dtype == np.float32
+        for _ in range(4):
+            obs, reward, terminated, truncated, _ = env.step(np.array([0, 1]))
+        assert truncated.all() and reward.dtype == np.float32
+        obs, reward, terminated, truncated, _ = env.step(np.array([0, 1]))  # NEXT_STEP: this step resets
+        assert not (terminated | truncated).any() and (reward == 0).all()
+    finally:
+        env.close()
+
+
+def test_created_by_name_with_ding_and_di_engine_spellings() -> None:
+    fns = [functools.partial(CartPoleEnv, cfg={}) for _ in range(2)]
+    for name in ("envpool", "env_pool"):
+        manager = create_env_manager({"type": name, "env_id": "CartPole-v1"}, fns)
+        assert isinstance(manager, EnvPoolEnvManager) and manager.env_num == 2
+    assert manager_default_config("envpool").options == {}
+    di_engine = PoolEnvManager({"env_id": "Pong-v5", "env_num": 2, "batch_size": 2, "stack_num": 3})
+    assert di_engine.observation_space.shape == (3, 84, 84)
+
+
+@pytest.mark.parametrize(
+    ("cfg", "message"),
+    [
+        ({"env_id": "CartPol-v1"}, r"'CartPol-v1' is not an envpool task; close matches: CartPole-v1"),
+        ({"env_id": "CartPole-v1", "options": {"stak_num": 2}}, r"stak_num is not an option .* max_episode_steps"),
+        ({"env_id": "CartPole-v1", "options": {"seed": 2}}, r"env.manager.seed is set by the envpool manager"),
+        (
+            {"env_id": "CartPole-v1", "options": {"batch_size": 1}},
+            r"options.batch_size would make an asynch",
+        ),
+        ({"env_id": "CartPole-v1", "shared_memory": True}, r"shared_memory is True, but the envpool manager has no"),
+        ({"env_id": "CartPole-v1", "env_num": 0}, r"needs env_num, an int >= 1 .* got 0"),
+        ({"env_num": 2}, r"needs env.manager.env_id"),
+    ],
+)
+def test_bad_configs_are_refused_with_what_is_accepted(cfg: dict[str, object], message: str) -> None:
+    cfg.setdefault("env_num", 2)
+    with pytest.raises(ConfigError, match=message):
+        EnvPoolEnvManager(cfg)
+
+
+def test_bad_actions_and_unsupported_calls_are_refused() -> None:
+    manager = cartpole(2)
+    with pytest.raises(EnvManagerError, match="cannot record videos"):
+        manager.enable_save_replay("/tmp/unused")
+    manager.launch()
+    try:
+        with pytest.raises(ValueError, match="2"):
+            manager.step({0: 2, 1: 0})
+        assert manager.ready_obs_id == [0, 1]  # nothing moved
+        with pytest.raises(EnvManagerError, match="no Python methods"):
+            manager.call_envs("render")
+        with pytest.raises(EnvManagerError, match="take no reset arguments"):
+            manager.reset({0: {"seed": 1}})
+        with pytest.raises(EnvManagerError, match="has no env object"):
+            _ = manager.env_ref
+    finally:
+        manager.close()
+    assert manager.closed and manager._pool is None
+
+
+CONFIG = """
+from easydict import EasyDict
+main_config = EasyDict(dict(
+    exp_name='cartpole_dqn_envpool',
+    env=dict(collector_env_num=4, evaluator_env_num=2, n_evaluator_episode=2, stop_value=195,
+             manager=dict(env_id='CartPole-v1', options=dict(max_episode_steps=200))),
+    policy=dict(learn=dict(update_per_collect=5, batch_size=64), collect=dict(n_sample=8),
+                eval=dict(evaluator=dict(eval_freq=40)),
+                other=dict(eps=dict(type='exp', start=0.95, end=0.1, decay=10000))),
+))
+create_config = EasyDict(dict(
+    env=dict(type='cartpole', import_names=['dizoo.classic_control.cartpole.envs.cartpole_env']),
+    env_manager=dict(type='envpool'),
+    policy=dict(type='dqn'),
+))
+"""
+
+
+@pytest.mark.slow
+def test_ding_serial_trains_cartpole_on_an_envpool_manager(tmp_path: pathlib.Path) -> None:
+    config = tmp_path / "cartpole_dqn_envpool_config.py"
+    config.write_text(CONFIG)
+    result = subprocess.run(
+        [sys.executable, "-m", "ding.entry.cli", "-m", "serial", "-c", str(config), "--env-step", "20000"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "reached stop_value 195" in result.stdout
