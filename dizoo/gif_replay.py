@@ -16,6 +16,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from ding.envs.replay import move_unclobbered, temporary_path
 from ding.errors import ConfigError
 from dizoo.flags import bool_flag
 
@@ -89,14 +90,15 @@ class GifReplayWrapper(gym.Wrapper[Any, Any, Any, Any]):
         import imageio.v3 as iio
 
         os.makedirs(self.directory, exist_ok=True)
-        path = os.path.join(self.directory, f"{self.name}_episode_{self._episode}.gif")
-        while os.path.exists(path):
-            self._episode += 1
-            path = os.path.join(self.directory, f"{self.name}_episode_{self._episode}.gif")
-        iio.imwrite(path, np.stack(self._frames), duration=1000 / GIF_FPS, loop=0)
+        written = temporary_path(self.directory, ".gif")
+        iio.imwrite(written, np.stack(self._frames), duration=1000 / GIF_FPS, loop=0)
         self._frames = []
-        self._episode += 1
+        path, number = move_unclobbered(written, self.directory, self._file_name, self._episode)
+        self._episode = number + 1
         return path
+
+    def _file_name(self, number: int) -> str:
+        return f"{self.name}_episode_{number}.gif"
 
 
 def with_gif_replay(env: gym.Env[Any, Any], cfg: Mapping[str, Any], env_name: str, file_name: str) -> gym.Env[Any, Any]:

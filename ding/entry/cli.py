@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
-import logging
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 from ding.config import read_config
 from ding.errors import DingError
@@ -18,7 +16,8 @@ MODES = {
     "checkpoint",
     "serial_onpolicy": "as serial, for on-policy policies (PPO): each iteration collects policy.collect.n_sample "
     "fresh env steps and learns from them for policy.learn.epoch_per_collect epochs",
-    "eval": "evaluate the checkpoint --load-path on the config's evaluator envs and print the mean return",
+    "eval": "evaluate the checkpoint --load-path on the config's evaluator envs: each episode's return and length, "
+    "then the mean (--n-episode N episodes, --video [DIR] records them, --output FILE.json|.csv saves them)",
     "worker": "run a zmq env worker for the manager at --connect tcp://HOST:PORT with the keys in --keys DIR "
     "(no -c); it exits when the manager closes it or goes silent",
     "keygen": "create CURVE keys for zmq env managers and workers in DIR (ding -m keygen DIR [--name NAME]; no -c)",
@@ -31,13 +30,17 @@ EPILOG = """examples:
   ding -m serial -c cfg.py --exp-name more --env-step 5000 --load-path smoke/ckpt/iteration_100.pth.tar
   ding -m serial_onpolicy -c dizoo/classic_control/cartpole/config/cartpole_ppo_config.py -s 0
   ding -m eval -c cfg.py --load-path cartpole_dqn_seed0/ckpt/ckpt_best.pth.tar
+  ding -m eval -c run/total_config.py --load-path run/ckpt/ckpt_best.pth.tar --n-episode 20 --video --output eval.json
+  ding -m serial -c cfg.py --video            # an mp4 of every evaluation episode in <exp_dir>/videos/
   ding -m keygen ~/ding-keys
   ding -m worker --connect tcp://10.0.0.5:5555 --keys ~/ding-keys
 
-During -m serial and -m serial_onpolicy a status line on stderr shows env steps, episodes, train iterations
-and the last eval return (redrawn in place on a terminal, otherwise printed every few seconds).
-Ctrl-C during -m serial or -m serial_onpolicy saves ckpt/iteration_<N>.pth.tar, closes the envs and exits
-with status 130; --load-path with that file resumes the run."""
+During -m serial and -m serial_onpolicy a status line on stderr shows env steps and env steps/s, episodes,
+train iterations and the last eval return, with --env-step / --train-iter also the share done and an ETA
+(redrawn in place on a terminal, otherwise printed every few seconds); evaluations and checkpoints are logged
+there too. Each run prints a summary line; several -s print a table across the seeds at the end.
+Ctrl-C (SIGINT) or SIGTERM during -m serial or -m serial_onpolicy saves ckpt/iteration_<N>.pth.tar, closes
+the envs and exits with status 130 or 143; --load-path with that file resumes the run."""
 
 INTERRUPTED = 130
 TRAINING_MODES = ("serial", "serial_onpolicy")
@@ -70,8 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--seed",
         type=int,
         action="append",
-        help="random seed; serial, serial_onpolicy: repeat the flag for one run per seed (default 0); "
-        "eval: default the config's seed",
+        help="random seed; serial, serial_onpolicy: repeat the flag for one run per seed (default 0), then a "
+        "table across the seeds is printed; eval: default the config's seed",
     )
     parser.add_argument(
         "--exp-name",
@@ -91,6 +94,27 @@ def build_parser() -> argparse.ArgumentParser:
         "checkpoint (model, optimizer, train iteration and env step counters; --env-step and --train-iter "
         "count from the start of the first run)",
     )
+    parser.add_argument(
+        "--video",
+        nargs="?",
+        const=True,
+        metavar="DIR",
+        help="serial, serial_onpolicy, eval: record every evaluation episode as DIR/eval_iter<N>_env<i>_ep<k>.mp4 "
+        "(default DIR: videos/ in the experiment directory; without the flag: the config's env.replay_path)",
+    )
+    parser.add_argument(
+        "--collector-video",
+        metavar="DIR",
+        help="serial, serial_onpolicy: also record the collector's episodes, as DIR/env<i>/replay-episode-<n>.mp4",
+    )
+    parser.add_argument(
+        "--n-episode", type=int, metavar="N", help="eval: episodes to play (default: the config's n_evaluator_episode)"
+    )
+    parser.add_argument(
+        "--output",
+        metavar="FILE",
+        help="eval: write each episode's return and length and the summary to FILE (.json or .csv)",
+    )
     return parser
 
 
@@ -108,6 +132,10 @@ def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -
         "train_iter": TRAINING_MODES,
         "exp_name": TRAINING_MODES,
         "load_path": (*TRAINING_MODES, "eval"),
+        "video": (*TRAINING_MODES, "eval"),
+        "collector_video": TRAINING_MODES,
+        "n_episode": ("eval",),
+        "output": ("eval",),
         "connect": ("worker",),
         "keys": ("worker",),
         "manager_timeout": ("worker",),
@@ -128,7 +156,7 @@ def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -
         parser.error("-m keygen needs DIR, the directory to write the keys to")
     if args.mode == "eval" and args.load_path is None:
         parser.error("-m eval needs --load-path CKPT, the checkpoint to evaluate")
-    for option in ("env_step", "train_iter"):
+    for option in ("env_step", "train_iter", "n_episode"):
         value = getattr(args, option)
         if value is not None and value < 1:
             parser.error(f"--{option.replace('_', '-')} must be >= 1, got {value}")
@@ -137,12 +165,15 @@ def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -
 
 
 def run_serial(args: argparse.Namespace) -> int:
+    from ding.entry.run_output import print_result, seed_table
     from ding.entry.serial_entry import serial_pipeline
     from ding.entry.serial_entry_onpolicy import serial_pipeline_onpolicy
 
     pipeline = serial_pipeline_onpolicy if args.mode == "serial_onpolicy" else serial_pipeline
 
     seeds = args.seed or [0]
+    results = []
+    status = 0
     for seed in seeds:
         exp_name = args.exp_name
         if exp_name is not None and len(seeds) > 1:
@@ -154,52 +185,32 @@ def run_serial(args: argparse.Namespace) -> int:
             max_env_step=args.env_step,
             exp_name=exp_name,
             load_path=args.load_path,
+            video=args.video,
+            collector_video=args.collector_video,
         )
-        print(result.summary(), flush=True)
+        print_result(result)
+        results.append(result)
         if result.interrupted:
-            return INTERRUPTED
-    return 0
+            status = result.exit_status
+            break
+    if len(seeds) > 1:
+        print(seed_table(results), flush=True)
+    return status
 
 
 def run_eval(args: argparse.Namespace) -> str:
     from ding.entry.eval_entry import eval_checkpoint
+    from ding.entry.eval_report import episode_lines, report_format, summary_line, write_eval_report
 
-    result = eval_checkpoint(args.config, args.load_path, seed=args.seed[0] if args.seed else None)
-    stop = ""
-    if result.stop_value is not None:
-        stop = f"; stop_value {result.stop_value} {'reached' if result.stop else 'not reached'}"
-    return (
-        f"eval return mean {result.mean:.2f} (std {result.std:.2f}, min {result.min:.2f}, max {result.max:.2f}) "
-        f"over {len(result.returns)} episodes{stop}"
-    )
-
-
-class _LineHandler(logging.StreamHandler):  # type: ignore[type-arg]
-    """A stderr handler that first clears a status line drawn in place on a terminal."""
-
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            if self.stream.isatty():
-                self.stream.write("\r\x1b[K")
-        except (AttributeError, ValueError, OSError):
-            pass
-        super().emit(record)
-
-
-@contextlib.contextmanager
-def _progress_on_stderr() -> Iterator[None]:
-    """Show a training run's progress lines (the library logs them to ``ding.serial``) on stderr."""
-    logger = logging.getLogger("ding.serial")
-    handler = _LineHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(message)s"))
-    level = logger.level
-    logger.addHandler(handler)
-    logger.setLevel(logging.INFO)
-    try:
-        yield
-    finally:
-        logger.removeHandler(handler)
-        logger.setLevel(level)
+    if args.output is not None:
+        report_format(args.output)  # a wrong extension fails before the episodes are played
+    seed = args.seed[0] if args.seed else None
+    result = eval_checkpoint(args.config, args.load_path, seed=seed, n_episode=args.n_episode, video=args.video)
+    lines = [*episode_lines(result), summary_line(result)]
+    if args.output is not None:
+        context = {"config": args.config, "load_path": args.load_path, "seed": seed}
+        lines.append(f"wrote {write_eval_report(result, args.output, context)}")
+    return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -211,7 +222,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.mode == "spec":
             print(run_spec(args.config))
         elif args.mode in TRAINING_MODES:
-            with _progress_on_stderr():
+            from ding.entry.run_output import log_on_stderr
+
+            with log_on_stderr():
                 status = run_serial(args)
         elif args.mode == "eval":
             print(run_eval(args))
@@ -226,8 +239,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (DingError, OSError) as err:
         message = " ".join(str(err).split("\n--- original traceback ---")[0].split())
         parser.exit(2, f"ding: error: {message}\n")
-    except KeyboardInterrupt:
-        parser.exit(INTERRUPTED, "ding: interrupted\n")
+    except KeyboardInterrupt as err:  # Ctrl-C, or a SIGTERM while a run set up or closed
+        from ding.worker.interrupt import exit_status, signal_of
+
+        parser.exit(exit_status(signal_of(err)), "ding: interrupted\n")
     return int(status)
 
 

@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import os
+import pathlib
 from typing import Any
 
+from ding.entry.loaded_policy import restore_policy
 from ding.entry.utils import (
     compile_for_run,
     create_env_managers,
-    create_policy,
     load_input_config,
     seed_env_managers,
-    set_pkg_seed,
     torch_thread_count,
 )
-from ding.worker import CheckpointError, EvalResult, InteractionSerialEvaluator, load_checkpoint
+from ding.entry.video import VideoArg, video_dirs, without_env_recording
+from ding.worker import EvalResult, InteractionSerialEvaluator
+from ding.worker.learner import checkpoint_counter
 
 
 def eval_checkpoint(
@@ -24,40 +26,43 @@ def eval_checkpoint(
     n_episode: int | None = None,
     *,
     torch_threads: int | None = 1,
+    video: VideoArg = None,
 ) -> EvalResult:
     """Load ``load_path`` into the config's policy and play ``n_episode`` (default ``env.n_evaluator_episode``)
     greedy episodes on its evaluator envs, seeded like a training run's evaluations with ``seed`` (default:
     the config's ``seed``, so a run's ``total_config.py`` and ``ckpt_best.pth.tar`` replay its best evaluation).
 
-    A missing file, a file that is no checkpoint, or one whose model does not fit the config's model
-    raises an error naming the file. ``torch_threads`` is as for :func:`~ding.entry.serial_entry.serial_pipeline`.
+    The result holds each episode's return, length and env. ``video`` records each episode as
+    ``<dir>/eval_iter<N>_env<i>_ep<k>.mp4`` (``N`` the checkpoint's train iteration): a directory, True for
+    ``videos/`` in the checkpoint's experiment directory (two levels up), False for none, or None for the
+    config's ``env.replay_path``. A missing file, a file that is no checkpoint, or one whose model does not fit
+    the config's model raises an error naming the file. ``torch_threads`` is as for
+    :func:`~ding.entry.serial_entry.serial_pipeline`.
     """
     with torch_thread_count(torch_threads):
-        return _eval_checkpoint(input_cfg, load_path, seed, n_episode)
+        return _eval_checkpoint(input_cfg, load_path, seed, n_episode, video)
 
 
 def _eval_checkpoint(
-    input_cfg: Any, load_path: str | os.PathLike[str], seed: int | None, n_episode: int | None
+    input_cfg: Any, load_path: str | os.PathLike[str], seed: int | None, n_episode: int | None, video: VideoArg
 ) -> EvalResult:
     main, create = load_input_config(input_cfg)
     cfg, _ = compile_for_run(main, create, seed, None)
-    state = load_checkpoint(load_path)
-    set_pkg_seed(cfg.seed)
-    policy = create_policy(cfg, cfg.seed)
-    try:
-        policy.eval_mode.load_state_dict(state)
-    except RuntimeError as err:
-        lines = [line.strip() for line in str(err).splitlines() if line.strip()]
-        first = lines[1] if len(lines) > 1 else lines[0] if lines else type(err).__name__
-        raise CheckpointError(f"checkpoint {load_path} does not fit the model of this config: {first}") from err
+    videos = video_dirs(cfg, pathlib.Path(load_path).parent.parent, video, None)
+    policy, state = restore_policy(cfg, load_path)
     if n_episode is None:
         n_episode = cfg.env.n_evaluator_episode
-    _, env = create_env_managers(cfg, collect=False)
+    _, env = create_env_managers(without_env_recording(cfg), collect=False)
     assert env is not None
     try:
         seed_env_managers(cfg.seed, cfg, None, env)
-        evaluator = InteractionSerialEvaluator(env, policy.eval_mode, n_episode, cfg.env.stop_value, eval_freq=1)
-        _, result = evaluator.eval(train_iter=int(state.get("last_iter", 0)), env_step=int(state.get("last_step", 0)))
+        evaluator = InteractionSerialEvaluator(
+            env, policy.eval_mode, n_episode, cfg.env.stop_value, eval_freq=1, video_dir=videos.evaluator
+        )
+        _, result = evaluator.eval(
+            train_iter=checkpoint_counter(state, "last_iter", load_path),
+            env_step=checkpoint_counter(state, "last_step", load_path),
+        )
     finally:
         env.close()
     return result

@@ -4,7 +4,8 @@ One process runs everything in turn: the collector's env manager gathers samples
 buffer, the learner updates the policy from sampled batches, and every ``eval_freq`` updates the
 evaluator's env manager plays greedy episodes. The run ends when the evaluation reaches
 ``env.stop_value``, at ``max_env_step`` / ``max_train_iter`` (after one more evaluation of the final
-policy), or on Ctrl-C (a checkpoint is saved). While it runs, a status line (env steps, episodes, train
+policy), or on Ctrl-C or SIGTERM (a checkpoint is saved, the envs are closed; see
+:mod:`ding.worker.interrupt`). While it runs, a status line (env steps, episodes, train
 iterations, last eval return) goes to stderr: redrawn in place on a terminal, otherwise printed every
 few seconds.
 
@@ -17,16 +18,21 @@ runs.
 ``ckpt/ckpt_best.pth.tar``): the policy's state as saved (model, optimizer, target model, update
 count), the train iteration and the env step and episode counters continue from the checkpoint's
 ``last_iter``, ``last_step`` and ``last_episode``, and ``max_train_iter`` / ``max_env_step`` count
-from zero as before (so they must lie beyond the checkpoint's counters). The replay buffer is not
-saved: a resumed off-policy run refills it before its first update.
+from zero as before (so they must lie beyond the checkpoint's counters). The replay buffer is saved
+in the ``iteration_<N>`` checkpoints when ``policy.other.replay_buffer.save_in_checkpoint`` is True, and a
+checkpoint that holds one restores it; otherwise a resumed off-policy run refills it before its first update.
 
 The experiment directory (``<root>/<exp_name>``) receives:
 
 - ``total_config.py``: the compiled config (``ding.config.read_config`` loads it and
   ``compile_config`` gives the same config again);
 - ``ckpt/ckpt_best.pth.tar`` (the best evaluation so far), ``ckpt/iteration_<N>.pth.tar`` (every
-  ``policy.learn.learner.hook.save_ckpt_after_iter`` updates and at the end of the run);
+  ``policy.learn.learner.hook.save_ckpt_after_iter`` updates, every ``save_ckpt_after_minutes`` of wall
+  time when set, and at the end of the run, also an interrupted one);
 - ``log/serial_logger.txt``, ``log/eval.csv`` and a tensorboard event file in ``log/serial/``.
+
+``video`` (or the config's ``env.replay_path``) records every evaluation episode as an mp4 and
+``collector_video`` the collector's episodes, apart (see :mod:`ding.entry.video`).
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import pathlib
+import signal
 import time
 from typing import Any
 
@@ -41,6 +48,7 @@ import torch
 from easydict import EasyDict
 
 from ding.config import save_config
+from ding.entry.run_session import run_session
 from ding.entry.utils import (
     compile_for_run,
     create_env_managers,
@@ -50,6 +58,7 @@ from ding.entry.utils import (
     set_pkg_seed,
     torch_thread_count,
 )
+from ding.entry.video import VideoArg, record_collector, video_dirs, without_env_recording
 from ding.envs.probe import spec_trace_of
 from ding.envs.registry import env_class
 from ding.errors import ConfigError
@@ -70,15 +79,17 @@ from ding.worker.buffer_plan import (
     mem_available,
     plan_replay_buffer,
 )
+from ding.worker.interrupt import exit_status, signal_of
 from ding.worker.learner import (
     CKPT_BEST,
+    REPLAY_BUFFER_KEY,
     checkpoint_counter,
-    iteration_ckpt_name,
     load_checkpoint,
     load_policy_state,
+    load_replay_buffer,
 )
 from ding.worker.logger import ProgressLine
-from ding.worker.replay_buffer import ReplayBuffer
+from ding.worker.replay_buffer import ReplayBuffer, save_in_checkpoint
 from ding.worker.transitions import transition_collect_mode
 
 
@@ -96,10 +107,18 @@ class SerialResult:
     train_iter: int
     wall_time: float
     interrupted: bool = False
+    stop_signal: int | None = None  # the signal that interrupted the run (SIGINT, SIGTERM)
 
     @property
     def ckpt_best(self) -> pathlib.Path:
         return self.exp_dir / "ckpt" / CKPT_BEST
+
+    @property
+    def exit_status(self) -> int:
+        """0, or ``128 + signal`` for a run a signal stopped (130 for SIGINT, 143 for SIGTERM)."""
+        if not self.interrupted:
+            return 0
+        return exit_status(signal.SIGINT if self.stop_signal is None else self.stop_signal)
 
     def summary(self) -> str:
         """One line for people.
@@ -109,6 +128,8 @@ class SerialResult:
         """
         if self.interrupted:
             outcome = "interrupted"
+            if self.stop_signal is not None:
+                outcome += f" by {signal.Signals(self.stop_signal).name}"
         elif self.stop_value_reached:
             outcome = f"reached stop_value {self.stop_value}"
         elif self.stop_value is None:
@@ -134,6 +155,8 @@ def serial_pipeline(
     torch_threads: int | None = 1,
     load_path: str | os.PathLike[str] | None = None,
     progress: bool = True,
+    video: VideoArg = None,
+    collector_video: VideoArg = None,
 ) -> SerialResult:
     """Train and evaluate what the config names; return a :class:`SerialResult`.
 
@@ -155,6 +178,9 @@ def serial_pipeline(
     file, one that is no checkpoint or whose model does not fit raises
     :class:`~ding.worker.CheckpointError`, and counters already at a limit a :class:`ConfigError`,
     before anything is written. ``progress`` shows the status line on stderr.
+
+    ``video`` is the directory for an mp4 of every evaluation episode (True: ``<exp_dir>/videos``; None:
+    ``env.replay_path``; False: none), ``collector_video`` the one for the collector's episodes (default none).
     """
     started = time.monotonic()
     main, create = load_input_config(input_cfg)
@@ -173,9 +199,12 @@ def serial_pipeline(
             started,
             load_path=load_path,
             progress=progress,
+            video=video,
+            collector_video=collector_video,
         )
 
 
+@run_session
 def _serial_pipeline(
     main: dict[str, Any],
     create: dict[str, Any],
@@ -190,14 +219,21 @@ def _serial_pipeline(
     collector_cls: type[SampleSerialCollector] = SampleSerialCollector,
     load_path: str | os.PathLike[str] | None = None,
     progress: bool = True,
+    video: VideoArg = None,
+    collector_video: VideoArg = None,
+    mode: str = "serial",
 ) -> SerialResult:
-    """Set up one run (config, experiment directory, workers) and execute it with ``run_cls`` (default ``_Run``)."""
-    cfg, names = compile_for_run(main, create, seed, exp_name)
+    """Set up one run (config, experiment directory, workers) and execute it with ``run_cls`` (default ``_Run``).
+
+    ``mode`` is the pipeline's ``ding -m`` mode: a policy it does not train is refused before anything is built.
+    """
+    cfg, names = compile_for_run(main, create, seed, exp_name, mode=mode)
     seed = cfg.seed
     exp_dir = pathlib.Path(root if root is not None else os.getcwd()) / cfg.exp_name
     set_pkg_seed(seed)
     policy = create_policy(cfg, seed, model)
     settings = _pipeline_settings(cfg)
+    videos = video_dirs(cfg, exp_dir, video, collector_video)
     buffer, plan = _replay_buffer(cfg, policy, seed)
     batch_size = policy.learn_mode.batch_size
     if batch_size > buffer.capacity:
@@ -205,16 +241,19 @@ def _serial_pipeline(
             f"policy.learn.batch_size {batch_size} exceeds policy.other.replay_buffer.replay_buffer_size "
             f"{buffer.capacity}: a batch could never be drawn"
         )
-    resumed = None if load_path is None else _resume_state(policy, load_path, max_train_iter, max_env_step)
+    resumed = None if load_path is None else _resume_state(policy, load_path, max_train_iter, max_env_step, buffer)
     _remove_earlier_run(exp_dir)
     save_config(cfg, names, exp_dir / "total_config.py")
     logger = ExperimentLogger(exp_dir)
     collector_env = evaluator_env = None
     try:
-        collector_env, evaluator_env = create_env_managers(cfg)
+        collector_env, evaluator_env = create_env_managers(without_env_recording(cfg))
         assert collector_env is not None and evaluator_env is not None
         seed_env_managers(seed, cfg, collector_env, evaluator_env)
+        record_collector(collector_env, videos)
         learner = BaseLearner(policy.learn_mode, exp_dir / "ckpt", logger, settings["hook"])
+        if settings["save_replay_buffer"]:
+            learner.add_resume_state(REPLAY_BUFFER_KEY, buffer.state_dict)
         collect_mode = policy.collect_mode
         if plan is not None and plan.kind == FRAME_STACK:  # the buffer builds the samples from each env's transitions
             collect_mode = transition_collect_mode(collect_mode)
@@ -225,7 +264,12 @@ def _serial_pipeline(
             collector.stats.episode_count = resumed["episodes"]
         learner.episode_count = collector.episode_count
         evaluator = InteractionSerialEvaluator(
-            evaluator_env, policy.eval_mode, cfg.env.n_evaluator_episode, cfg.env.stop_value, settings["eval_freq"]
+            evaluator_env,
+            policy.eval_mode,
+            cfg.env.n_evaluator_episode,
+            cfg.env.stop_value,
+            settings["eval_freq"],
+            video_dir=videos.evaluator,
         )
         logger.info(
             f"experiment {cfg.exp_name}: env {cfg.env.type} ({cfg.env.collector_env_num} collector, "
@@ -238,7 +282,8 @@ def _serial_pipeline(
         if resumed is not None:
             logger.info(
                 f"resumed from {load_path}: train iter {learner.train_iter}, env step {collector.env_step}, "
-                f"episodes {collector.episode_count}"
+                f"episodes {collector.episode_count}; replay buffer "
+                + (f"of {resumed['replay_buffer']} transitions restored" if "replay_buffer" in resumed else "refilled")
             )
         run = (run_cls or _Run)(
             policy,
@@ -250,7 +295,7 @@ def _serial_pipeline(
             settings,
             max_train_iter,
             max_env_step,
-            progress=ProgressLine() if progress else None,
+            progress=ProgressLine(max_env_step=max_env_step, max_train_iter=max_train_iter) if progress else None,
         )
         return run.execute(exp_dir, seed, cfg.env.stop_value, started)
     finally:
@@ -274,9 +319,14 @@ def _replay_buffer(cfg: EasyDict, policy: Any, seed: int) -> tuple[ReplayBuffer,
 
 
 def _resume_state(
-    policy: Any, load_path: str | os.PathLike[str], max_train_iter: int | None, max_env_step: int | None
+    policy: Any,
+    load_path: str | os.PathLike[str],
+    max_train_iter: int | None,
+    max_env_step: int | None,
+    buffer: ReplayBuffer | None = None,
 ) -> dict[str, int]:
-    """Load ``load_path`` into the policy and return its counters (``train_iter``, ``env_step``, ``episodes``)."""
+    """Load ``load_path`` into the policy (and ``buffer``, when it holds one) and return its counters
+    (``train_iter``, ``env_step``, ``episodes``; ``replay_buffer``: the transitions restored)."""
     state = load_checkpoint(load_path)
     counters = {
         "train_iter": checkpoint_counter(state, "last_iter", load_path),
@@ -293,6 +343,9 @@ def _resume_state(
                 "(the limits count from the start of the first run)"
             )
     load_policy_state(policy.learn_mode, state, load_path)
+    restored = None if buffer is None else load_replay_buffer(buffer, state, load_path)
+    if restored is not None:
+        counters["replay_buffer"] = restored
     return counters
 
 
@@ -320,6 +373,7 @@ def _pipeline_settings(cfg: EasyDict) -> dict[str, Any]:
         "save_ckpt_after_run": hook.get("save_ckpt_after_run", True),
         "log_every": hook.get("log_show_after_iter", 100),
         "random_collect_size": int(policy.get("random_collect_size") or 0),
+        "save_replay_buffer": save_in_checkpoint(policy),
     }
 
 
@@ -351,9 +405,11 @@ class _Run:
         self.progress = progress
         self.last_eval: EvalResult | None = None
         self.next_collector_log = learner.train_iter + settings["log_every"]
+        logger.mark_collector(collector.env_step, collector.episode_count)
 
     def execute(self, exp_dir: pathlib.Path, seed: int, stop_value: float | None, started: float) -> SerialResult:
         interrupted = reached = False
+        stop_signal: int | None = None
         try:
             try:
                 reached = self.loop()
@@ -364,14 +420,15 @@ class _Run:
                 if self.progress is not None:
                     self.show_progress(force=self.progress.drawn)
                     self.progress.close()
-        except KeyboardInterrupt:
-            interrupted = True
-            self.logger.info("interrupted (Ctrl-C): saving a checkpoint and closing the envs")
+        except KeyboardInterrupt as err:
+            interrupted, stop_signal = True, signal_of(err)
+            name = "Ctrl-C" if stop_signal == signal.SIGINT else signal.Signals(stop_signal).name
+            self.logger.info(f"interrupted ({name}): saving a checkpoint and closing the envs")
         except Exception as err:
             self.logger.info(f"the run failed at train iter {self.learner.train_iter}: {type(err).__name__}: {err}")
             raise
         if interrupted or self.settings["save_ckpt_after_run"]:
-            self.learner.save_checkpoint(iteration_ckpt_name(self.learner.train_iter), self.collector.env_step)
+            self.learner.save_resume_checkpoint(self.collector.env_step)
         result = SerialResult(
             exp_dir=exp_dir,
             seed=seed,
@@ -383,6 +440,7 @@ class _Run:
             train_iter=self.learner.train_iter,
             wall_time=time.monotonic() - started,
             interrupted=interrupted,
+            stop_signal=stop_signal,
         )
         self.logger.info(result.summary(), echo=False)  # the caller reports the result itself
         return result
@@ -459,4 +517,4 @@ class _Run:
         }
         if returns:
             values["episode_return_mean"] = sum(returns) / len(returns)
-        self.logger.scalars("collector_step", values, self.collector.env_step)
+        self.logger.collector_scalars(self.collector.env_step, self.collector.episode_count, values)

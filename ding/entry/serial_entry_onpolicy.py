@@ -22,6 +22,7 @@ import torch
 
 from ding.entry.serial_entry import SerialResult, _check_limit, _Run, _serial_pipeline
 from ding.entry.utils import load_input_config, torch_thread_count
+from ding.entry.video import VideoArg
 from ding.worker import SampleSerialCollector
 
 
@@ -109,12 +110,15 @@ def serial_pipeline_onpolicy(
     torch_threads: int | None = 1,
     load_path: str | os.PathLike[str] | None = None,
     progress: bool = True,
+    video: VideoArg = None,
+    collector_video: VideoArg = None,
 ) -> SerialResult:
     """Train and evaluate an on-policy policy as the config says; return a :class:`SerialResult`.
 
     Arguments, experiment directory and reproducibility are those of
     :func:`~ding.entry.serial_entry.serial_pipeline` (``load_path`` resumes from a checkpoint,
-    ``progress`` shows the status line on stderr); the minibatch order is seeded by ``seed`` too.
+    ``progress`` shows the status line on stderr, ``video`` and ``collector_video`` record episodes); the
+    minibatch order is seeded by ``seed`` too.
     """
     started = time.monotonic()
     main, create = load_input_config(input_cfg)
@@ -135,4 +139,7 @@ def serial_pipeline_onpolicy(
             collector_cls=OnPolicySerialCollector,
             load_path=load_path,
             progress=progress,
+            video=video,
+            collector_video=collector_video,
+            mode="serial_onpolicy",
         )

@@ -14,12 +14,12 @@ from easydict import EasyDict
 
 from ding.config import compile_config, read_config
 from ding.config.experiment import experiment_name as experiment_name
-from ding.config.sections import component_names
+from ding.config.sections import component_names, resolve_components
 from ding.envs import get_vec_env_setting
 from ding.envs.env_manager import BaseEnvManager, create_env_manager
 from ding.envs.seeding import role_seeds
-from ding.errors import ConfigError
-from ding.policy.registry import POLICY_REGISTRY
+from ding.errors import ConfigError, UnknownNameError
+from ding.policy.registry import POLICY_REGISTRY, learns_on_policy
 from ding.utils import set_pkg_seed as set_pkg_seed
 
 InputConfig = tuple[Mapping[str, Any], Mapping[str, Any]] | list[Any] | str | os.PathLike[str]
@@ -42,14 +42,63 @@ def load_input_config(input_cfg: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     )
 
 
+PIPELINE_MODES: dict[str, bool] = {"serial": False, "serial_onpolicy": True}
+"""The training pipelines by ``ding -m`` mode, and whether each trains on-policy policies."""
+
+PIPELINE_FUNCTIONS = {"serial": "serial_pipeline", "serial_onpolicy": "serial_pipeline_onpolicy"}
+
+
+def check_pipeline_mode(main: Mapping[str, Any], create: Mapping[str, Any], mode: str) -> None:
+    """Refuse a config whose policy the pipeline ``mode`` does not train, naming the mode that does.
+
+    A policy says how it learns in its default config's ``on_policy``; one that does not say is not checked.
+    An unknown policy type raises the registry's error, which lists the known types.
+
+    >>> create = {'env': {'type': 'cartpole'}, 'policy': {'type': 'ppo'}}
+    >>> check_pipeline_mode({}, create, 'serial')
+    Traceback (most recent call last):
+    ...
+    ding.errors.ConfigError: policy 'ppo' learns on-policy, which -m serial (serial_pipeline) does not train: run it with ding -m serial_onpolicy (serial_pipeline_onpolicy)
+    """
+    if mode not in PIPELINE_MODES:
+        raise ValueError(f"unknown pipeline mode {mode!r}; modes: {', '.join(PIPELINE_MODES)}")
+    policy = resolve_components(main, create)["policy"]
+    if policy.type is None:
+        return  # compile_config says that the type is missing
+    try:
+        POLICY_REGISTRY.import_names(policy.import_names)
+    except ImportError:
+        return  # compile_config reports the module that cannot be imported, with its config key
+    try:
+        on_policy = learns_on_policy(policy.type)
+    except UnknownNameError as err:
+        raise UnknownNameError(f"policy.type: {err}") from None
+    if on_policy is None or on_policy == PIPELINE_MODES[mode]:
+        return
+    right = next(other for other, on in PIPELINE_MODES.items() if on == on_policy)
+    how = "on-policy," if on_policy else "off-policy, from a replay buffer,"
+    raise ConfigError(
+        f"policy {policy.type!r} learns {how} which -m {mode} ({PIPELINE_FUNCTIONS[mode]}) does not train: "
+        f"run it with ding -m {right} ({PIPELINE_FUNCTIONS[right]})"
+    )
+
+
 def compile_for_run(
-    main: Mapping[str, Any], create: Mapping[str, Any], seed: int | None, exp_name: str | None
+    main: Mapping[str, Any],
+    create: Mapping[str, Any],
+    seed: int | None,
+    exp_name: str | None,
+    mode: str | None = None,
 ) -> tuple[EasyDict, dict[str, Any]]:
     """The compiled config of a run, and the ``create_config`` that names its components.
 
     ``seed`` None takes the config's own (default 0). ``compile_config`` adds a built-in policy's
     module to ``policy.import_names``, so the compiled config records where the policy comes from.
+    ``mode`` (a training pipeline's, see :data:`PIPELINE_MODES`) first checks that the pipeline trains
+    the config's policy (:func:`check_pipeline_mode`), before anything is compiled or built.
     """
+    if mode is not None:
+        check_pipeline_mode(main, create, mode)
     if seed is None:
         seed = main.get("seed", 0) if main.get("seed") is not None else 0
     if isinstance(seed, bool) or not isinstance(seed, int):

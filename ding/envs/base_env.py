@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
+import enum
+import functools
+import inspect
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 import numpy as np
 from easydict import EasyDict
 from gymnasium import spaces
 
+from ding.envs.env_state import StateNotSupportedError
 from ding.envs.env_wrappers import WrapperChain, trace_spaces
 from ding.envs.seeding import EpisodeSeeds
 from ding.envs.spaces import DEFAULT_REWARD_SPACE, EnvSpaces
@@ -32,6 +37,21 @@ COMMON_ENV_CONFIG: dict[str, Any] = {
 """Keys every env config accepts; each env class adds its own in its ``config``."""
 
 
+class StepType(enum.IntEnum):
+    """Where the current time step lies in its episode (TF-Agents' numbering)."""
+
+    FIRST = 0
+    MID = 1
+    LAST = 2
+
+
+@dataclasses.dataclass(frozen=True)
+class _Started:
+    """What ``reset`` returned: the first time step, built when asked for."""
+
+    obs: Any
+
+
 class BaseEnv(ABC):
     """An RL environment whose spaces are known from its config alone.
 
@@ -51,9 +71,39 @@ class BaseEnv(ABC):
     Reading a space before such an env knows it raises :class:`~ding.errors.SpacesNotKnownError`
     (an ``AttributeError``); an env that never states a reward space has DI-engine's default,
     ``Box(-inf, inf, (1,), float32)``.
+
+    Every env knows its current time step (TF-Agents' semantics): :meth:`current_time_step` is the last
+    step's timestep, or after ``reset`` a first one (the observation, a zero reward, not done), and
+    :meth:`should_reset` is True until the first ``reset`` and after a step that ends the episode. A
+    subclass's ``reset`` and ``step`` are wrapped to record them, so a subclass only implements them.
+    :meth:`get_state` / :meth:`set_state` take and restore the env's whole state where the env supports
+    it (:class:`~ding.envs.DingEnvWrapper` does for classic control, MuJoCo, ALE and dm_control).
+
+    ``batched`` (False) and ``batch_size`` (None) are for a simulator that steps a batch natively: such an
+    env sets ``batched = True`` and ``batch_size`` to its number of sub-envs, takes actions with a leading
+    axis of that size in ``step`` and returns observations, rewards and end flags with it; its spaces
+    describe one sub-env.
     """
 
     config: ClassVar[dict[str, Any]] = {}
+    batched: bool = False
+    """True for an env that steps a batch of sub-envs natively (see above)."""
+    batch_size: int | None = None
+    """The number of sub-envs of a batched env; None for an env that is not batched."""
+    _ding_time_step: Any = None  # what reset or step returned last (a reset's as _Started)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for name, recording in (("reset", _recording_reset), ("step", _recording_step)):
+            method = cls.__dict__.get(name)
+            if inspect.isfunction(method) and not getattr(method, "__isabstractmethod__", False):
+                setattr(cls, name, recording(method))
+        batched, size = cls.__dict__.get("batched", False), cls.__dict__.get("batch_size")
+        if not isinstance(batched, (bool, property)):
+            raise TypeError(f"{cls.__name__}.batched must be a bool, got {batched!r}")
+        ok_size = size is None or isinstance(size, property) or (type(size) is int and size >= 1)
+        if not ok_size:
+            raise TypeError(f"{cls.__name__}.batch_size must be a positive int or None, got {size!r}")
 
     def __init__(self, cfg: Mapping[str, Any] | None = None) -> None:
         self._cfg = type(self).merge_config(cfg)
@@ -246,6 +296,49 @@ class BaseEnv(ABC):
             return stream.draw()
         return seed
 
+    # ----- the current time step and the env's state (TF-Agents' PyEnvironment) --------------------
+    def current_time_step(self) -> BaseEnvTimestep | None:
+        """The last ``step``'s timestep; after ``reset`` a first one (its observation, a zero reward of the reward
+        space's shape and dtype, ``done`` False); None before the first ``reset``."""
+        record = self._ding_time_step
+        if isinstance(record, _Started):
+            space = self.reward_space
+            dtype = np.float32 if space.dtype is None else space.dtype
+            return BaseEnvTimestep(record.obs, np.zeros(space.shape or (1,), dtype), False, {})
+        return record  # type: ignore[no-any-return]
+
+    def current_step_type(self) -> StepType | None:
+        """:attr:`StepType.FIRST` after ``reset``, ``LAST`` after a step that ended the episode (for every agent
+        of a multi-agent env), ``MID`` after any other step; None before the first ``reset``."""
+        record = self._ding_time_step
+        if record is None:
+            return None
+        if isinstance(record, _Started):
+            return StepType.FIRST
+        return StepType.LAST if bool(np.all(record.done)) else StepType.MID
+
+    def should_reset(self) -> bool:
+        """True when the next call must be ``reset``: before the first one, and after the episode ended."""
+        return self.current_step_type() in (None, StepType.LAST)
+
+    def get_state(self) -> Any:
+        """The env's whole state, as a token for :meth:`set_state` (the env never changes it afterwards).
+
+        This base class has none: an env that supports it overrides both methods.
+        """
+        raise self._no_state()
+
+    def set_state(self, state: Any) -> None:
+        """Put the env back into ``state`` (from :meth:`get_state`); stepping on repeats what followed it."""
+        raise self._no_state()
+
+    def _no_state(self) -> StateNotSupportedError:
+        return StateNotSupportedError(
+            f"{type(self).__name__} does not support get_state / set_state; DingEnvWrapper (and the dizoo envs "
+            "built on it) supports them for classic control, MuJoCo, ALE and dm_control simulators, and an env "
+            "class may implement both"
+        )
+
     def render(self) -> Any:
         """Return a rendered frame (RGB array) where the env supports it."""
         raise NotImplementedError(f"{type(self).__name__} does not render")
@@ -287,6 +380,30 @@ class BaseEnv(ABC):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _recording_reset(reset: Callable[..., Any]) -> Callable[..., Any]:
+    """``reset`` that also records the first time step (see :meth:`BaseEnv.current_time_step`)."""
+
+    @functools.wraps(reset)
+    def recorded(self: BaseEnv, *args: Any, **kwargs: Any) -> Any:
+        obs = reset(self, *args, **kwargs)
+        self._ding_time_step = _Started(obs)
+        return obs
+
+    return recorded
+
+
+def _recording_step(step: Callable[..., Any]) -> Callable[..., Any]:
+    """``step`` that also records the time step it returns."""
+
+    @functools.wraps(step)
+    def recorded(self: BaseEnv, *args: Any, **kwargs: Any) -> Any:
+        timestep = step(self, *args, **kwargs)
+        self._ding_time_step = timestep
+        return timestep
+
+    return recorded
 
 
 def as_action_array(sample: Any, space: spaces.Space[Any], *, top: bool = False) -> Any:

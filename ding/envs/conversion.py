@@ -3,8 +3,10 @@
 Observations: arrays of the dtypes the observation space declares. A simulator value already of that dtype
 passes as it is (no copy); another one (a Python number, a float64 array under a float32 space) is cast.
 Rewards: arrays of the reward space's dtype and shape (float32 ``(1,)`` by default). Actions: checked against
-the action space and cast to what the simulator takes, with errors that name the value received and the space
-expected.
+the action space — shape, dtype and bounds — and cast to what the simulator takes, with errors that name the
+value received and the space expected. A Box action outside the bounds, or not finite, is refused, unless the
+space is a :class:`ClippedBox` (``continuous_action_clip`` declares one): then a finite action is clipped into
+the bounds. Every env and every env manager checks actions with :func:`action_converter`.
 """
 
 from __future__ import annotations
@@ -15,7 +17,91 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from ding.errors import DingError
+
 Converter = Callable[[Any], Any]
+
+BOUND_SLACK = 1e-6
+"""How far (relative to ``max(1, |bound|)``) a float action may pass a Box bound and still count as on it:
+float32 rounding of an action computed in other precision. Such an action is clipped onto the bound."""
+
+CLIP_HINT = "to clip such actions into the bounds instead, add 'continuous_action_clip' to the env's wrapper chain"
+
+
+class ActionError(DingError, ValueError):
+    """An action the action space does not accept: out of range or bounds, not finite, or of the wrong size."""
+
+
+class ClippedBox(spaces.Box):
+    """A Box action space whose env clips finite actions outside the bounds into them, instead of refusing them.
+
+    It holds the same values as the Box (``contains`` and ``sample`` are the Box's); only the actions an env
+    takes differ, so it equals only another ``ClippedBox`` with the same bounds.
+
+    Example:
+        >>> box = ClippedBox.of(spaces.Box(-2.0, 2.0, (1,), np.float32))
+        >>> box, box == spaces.Box(-2.0, 2.0, (1,), np.float32)
+        (ClippedBox(-2.0, 2.0, (1,), float32), False)
+        >>> action_converter(box)(np.array([3.0]))
+        array([2.], dtype=float32)
+    """
+
+    @classmethod
+    def of(cls, box: spaces.Box) -> ClippedBox:
+        """``box`` (same bounds, shape and dtype) as a clipping action space."""
+        return cls(box.low, box.high, box.shape, box.dtype)  # type: ignore[arg-type]
+
+    def __eq__(self, other: object, /) -> bool:
+        return isinstance(other, ClippedBox) and super().__eq__(other)
+
+    __hash__ = None  # type: ignore[assignment]  # as Box: mutable bounds
+
+    def __repr__(self) -> str:
+        return "Clipped" + super().__repr__()
+
+
+def action_bounds(space: spaces.Space[Any]) -> tuple[np.ndarray, np.ndarray] | None:
+    """The lowest and highest action of each element (Discrete: of the one value), or None for other spaces.
+
+    >>> action_bounds(spaces.MultiDiscrete([3, 2], start=[1, 0]))
+    (array([1, 0]), array([3, 1]))
+    """
+    if isinstance(space, spaces.Box):
+        return space.low, space.high
+    if isinstance(space, spaces.Discrete):
+        return np.asarray(space.start), np.asarray(space.start + space.n - 1)
+    if isinstance(space, spaces.MultiDiscrete):
+        return space.start, space.start + space.nvec - 1
+    if isinstance(space, spaces.MultiBinary):
+        zeros = np.zeros(space.shape, np.int8)
+        return zeros, zeros + 1
+    return None
+
+
+def within_bounds(space: spaces.Space[Any], values: np.ndarray) -> bool:
+    """True when every action in ``values`` (one action, or actions stacked on leading axes) is within bounds.
+
+    NaN and infinities never are (not even in a Box with infinite bounds). This is the check with which
+    :func:`action_converter` passes an action unchanged.
+
+    >>> within_bounds(spaces.Box(-1, 1, (2,)), np.array([[0.5, -1.0], [1.0, 0.0]])), within_bounds(
+    ...     spaces.Box(-1, 1, (2,)), np.array([0.5, np.nan]))
+    (True, False)
+    """
+    bounds = action_bounds(space)
+    return bounds is not None and _inside(values, *bounds, _finite(*bounds))
+
+
+def _finite(low: np.ndarray, high: np.ndarray) -> bool:
+    return bool(np.isfinite(low).all() and np.isfinite(high).all())
+
+
+def _inside(values: np.ndarray, low: np.ndarray, high: np.ndarray, finite_bounds: bool) -> bool:
+    """:func:`within_bounds` for the space's bounds (and whether they are all finite, worked out once)."""
+    if not ((values >= low) & (values <= high)).all():
+        return False
+    # an infinite bound lets an infinity through the comparisons
+    return finite_bounds or values.dtype.kind != "f" or bool(np.isfinite(values).all())
 
 
 def observation_converter(space: spaces.Space[Any]) -> Converter:
@@ -70,7 +156,20 @@ def reward_converter(space: spaces.Space[Any]) -> Converter:
 def action_converter(space: spaces.Space[Any], owner: str = "env") -> Converter:
     """Return a function validating an agent's action for ``space`` and casting it for the simulator.
 
-    Error messages start with ``"<owner>: "`` (nothing when ``owner`` is empty).
+    Discrete, Box, MultiDiscrete and MultiBinary actions are checked (other spaces' actions pass as given): a
+    value out of range, a Box action outside the bounds (beyond :data:`BOUND_SLACK`) or not finite raises
+    :class:`ActionError`, naming the value and what is accepted, and a wrong type ``TypeError``. Error messages
+    start with ``"<owner>: "`` (nothing when ``owner`` is empty).
+
+    >>> to_torque = action_converter(spaces.Box(-2.0, 2.0, (1,), np.float32), owner="Pendulum")
+    >>> to_torque([1.5]), to_torque(np.array([2.0000005]))  # float rounding at a bound lands on the bound
+    (array([1.5], dtype=float32), array([2.], dtype=float32))
+    >>> to_torque(np.array([3.0]))
+    Traceback (most recent call last):
+    ...
+    ding.envs.conversion.ActionError: Pendulum: action array([3.]) is outside the bounds of \
+Box(-2.0, 2.0, (1,), float32): element 0 is 3.0, accepted [-2.0, 2.0]; to clip such actions into the bounds \
+instead, add 'continuous_action_clip' to the env's wrapper chain
     """
     owner = f"{owner}: " if owner else ""
     if isinstance(space, spaces.Discrete):
@@ -92,12 +191,15 @@ def action_converter(space: spaces.Space[Any], owner: str = "env") -> Converter:
                 raise TypeError(f"{owner}action {action!r} is not a single integer; expected one of {space}")
             value = int(arr.reshape(()))
             if not low <= value < high:
-                raise ValueError(f"{owner}action {value} is out of range for {space} (accepted {low}..{high - 1})")
+                raise ActionError(f"{owner}action {value} is out of range for {space} (accepted {low}..{high - 1})")
             return value
 
         return discrete
     if isinstance(space, (spaces.Box, spaces.MultiDiscrete, spaces.MultiBinary)):
         shape, dtype = tuple(space.shape), np.dtype(space.dtype)
+        low, high = action_bounds(space)  # type: ignore[misc]  # every space of this branch has bounds
+        finite_bounds = _finite(low, high)
+        settle = _out_of_bounds(space, owner)
 
         def array(action: Any) -> np.ndarray:
             arr = np.asarray(action)
@@ -105,9 +207,66 @@ def action_converter(space: spaces.Space[Any], owner: str = "env") -> Converter:
                 raise TypeError(f"{owner}action {action!r} has dtype {arr.dtype}; {space} takes integers")
             if arr.shape != shape:
                 if arr.size != int(np.prod(shape)):
-                    raise ValueError(f"{owner}action of shape {arr.shape} does not fit {space} (shape {shape})")
+                    raise ActionError(f"{owner}action of shape {arr.shape} does not fit {space} (shape {shape})")
                 arr = arr.reshape(shape)
+            if not _inside(arr, low, high, finite_bounds):  # the common case passes with this one check
+                arr = settle(arr, action)
             return arr.astype(dtype, copy=False)
 
         return array
     return lambda action: action
+
+
+def _out_of_bounds(
+    space: spaces.Box | spaces.MultiDiscrete | spaces.MultiBinary, owner: str
+) -> Callable[[np.ndarray, Any], np.ndarray]:
+    """What becomes of an action (``arr``, as given: ``action``) that is not within the space's bounds.
+
+    A float within :data:`BOUND_SLACK` of a Box bound is clipped onto it, and so is any finite value of a
+    :class:`ClippedBox`; anything else raises an :class:`ActionError` naming the value and the bounds.
+    """
+    low, high = action_bounds(space)  # type: ignore[misc]
+    is_box = isinstance(space, spaces.Box)
+    slack = BOUND_SLACK if is_box and np.dtype(space.dtype).kind == "f" else 0.0
+    lowest = low - slack * np.maximum(1.0, np.abs(low))
+    highest = high + slack * np.maximum(1.0, np.abs(high))
+    clips = isinstance(space, ClippedBox)
+
+    def settle(arr: np.ndarray, action: Any) -> np.ndarray:
+        if arr.dtype.kind == "f" and not np.isfinite(arr).all():
+            bad = ~np.isfinite(arr)
+            raise ActionError(
+                f"{owner}action {action!r} is not finite ({_element(arr, bad)}); {space} takes finite values in "
+                f"{_accepted(low, high, bad)}"
+            )
+        outside = (arr < lowest) | (arr > highest)
+        if outside.any() and not clips:
+            hint = f"; {CLIP_HINT}" if is_box else ""
+            raise ActionError(
+                f"{owner}action {action!r} is outside the {'bounds' if is_box else 'range'} of {space}: "
+                f"{_element(arr, outside)}, accepted {_accepted(low, high, outside)}{hint}"
+            )
+        return np.clip(arr, low, high)
+
+    return settle
+
+
+def _element(arr: np.ndarray, mask: np.ndarray) -> str:
+    """``"element 2 is 3.5"`` for the first element ``mask`` marks (``"element (1, 0) ..."`` in more dimensions)."""
+    flat = int(np.flatnonzero(mask)[0])
+    value = arr.reshape(-1)[flat]
+    others = int(mask.sum()) - 1
+    more = f" (and {others} more)" if others else ""
+    if arr.ndim == 0:
+        return f"the value is {value}"
+    index = tuple(int(i) for i in np.unravel_index(flat, arr.shape))
+    return f"element {index[0] if arr.ndim == 1 else index} is {value}{more}"
+
+
+def _accepted(low: np.ndarray, high: np.ndarray, mask: np.ndarray) -> str:
+    """The bounds as ``"[-2.0, 2.0]"``; where elements have different bounds, those of the first one ``mask`` marks."""
+    lo, hi = np.broadcast_to(low, mask.shape).reshape(-1), np.broadcast_to(high, mask.shape).reshape(-1)
+    if (lo == lo[0]).all() and (hi == hi[0]).all():
+        return f"[{lo[0]}, {hi[0]}]"
+    flat = int(np.flatnonzero(mask)[0])
+    return f"[{lo[flat]}, {hi[flat]}] for that element"

@@ -14,6 +14,7 @@ from easydict import EasyDict
 
 from ding.envs.base_env import BaseEnv
 from ding.envs.conversion import action_converter, observation_converter, reward_converter
+from ding.envs.env_state import EnvStateToken, capture_env_state, restore_env_state
 from ding.envs.env_wrappers import PRESETS, WrapperChain, apply_wrappers, resolve_wrappers
 from ding.envs.gym_compat import as_gymnasium, make_env
 from ding.envs.registry import ENV_REGISTRY
@@ -256,6 +257,36 @@ class DingEnvWrapper(BaseEnv):
     def seed(self, seed: int, dynamic_seed: bool = True) -> None:
         super().seed(seed, dynamic_seed)
         self._game_goes_on = False
+
+    def get_state(self) -> EnvStateToken:
+        """The env's whole state: its simulator's, every wrapper's, its current time step and episode seeds.
+
+        Classic control, MuJoCo, ALE and dm_control simulators (and any with its own ``get_state`` /
+        ``set_state``) have one; others raise :class:`~ding.envs.env_state.StateNotSupportedError`.
+
+        Example:
+            >>> env = DingEnvWrapper(cfg={'env_id': 'CartPole-v1'})
+            >>> env.seed(0)
+            >>> _ = env.reset()
+            >>> state = env.get_state()
+            >>> first = [env.step(1).obs for _ in range(3)]
+            >>> env.set_state(state)
+            >>> all((env.step(1).obs == obs).all() for obs in first)
+            True
+        """
+        extra = {
+            "time_step": self._ding_time_step,
+            "game_goes_on": self._game_goes_on,
+            "episode_seeds": getattr(self, "_episode_seeds", None),
+        }
+        return capture_env_state(self._env, type(self).__name__, extra)
+
+    def set_state(self, state: Any) -> None:
+        """Restore a state from :meth:`get_state` of this env (or of another env built from the same config)."""
+        extra = restore_env_state(self._env, type(self).__name__, state)
+        self._ding_time_step = extra["time_step"]
+        self._game_goes_on = extra["game_goes_on"]
+        self._episode_seeds = extra["episode_seeds"]
 
     def close(self) -> None:
         if not self._closed:

@@ -1,23 +1,76 @@
-"""Write rendered episodes to video files (mp4 through OpenCV)."""
+"""Write rendered episodes to video files (mp4 through OpenCV), never replacing a file that is already there."""
 
 from __future__ import annotations
 
 import os
+import shutil
+import uuid
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 
+def temporary_path(directory: str, extension: str) -> str:
+    """A fresh hidden file name in ``directory`` that keeps ``extension`` (writers pick the format from it).
+
+    >>> os.path.basename(temporary_path('videos', '.mp4')).startswith('.writing-')
+    True
+    """
+    return os.path.join(directory, f".writing-{uuid.uuid4().hex}{extension}")
+
+
+def move_unclobbered(source: str, directory: str, name: Callable[[int], str], start: int = 0) -> tuple[str, int]:
+    """Move ``source`` to ``directory/name(n)`` for the first ``n >= start`` whose file does not exist yet.
+
+    An existing file is never replaced, even by a writer in another process at the same moment (the target
+    is claimed with a hard link, which fails when the name is taken). Returns the new path and ``n``.
+
+    Example:
+        >>> import tempfile
+        >>> directory = tempfile.mkdtemp()
+        >>> for text in ('first', 'second'):
+        ...     source = os.path.join(directory, 'new.txt')
+        ...     with open(source, 'w') as file:
+        ...         _ = file.write(text)
+        ...     path, n = move_unclobbered(source, directory, lambda n: f'episode-{n}.txt')
+        ...     print(os.path.basename(path), n)
+        episode-0.txt 0
+        episode-1.txt 1
+    """
+    os.makedirs(directory, exist_ok=True)
+    n = start
+    while True:
+        target = os.path.join(directory, name(n))
+        try:
+            os.link(source, target)
+        except FileExistsError:
+            n += 1
+            continue
+        except OSError:  # a file system without hard links: check, then move (not atomic across processes)
+            if os.path.exists(target):
+                n += 1
+                continue
+            shutil.move(source, target)
+            return target, n
+        os.unlink(source)
+        return target, n
+
+
 class EpisodeVideoRecorder:
     """Collect RGB frames of one episode and write them as ``<dir>/<prefix>-episode-<n>.mp4``.
+
+    ``n`` counts up from 0, skipping numbers whose file exists, so recorders that share a directory (or a
+    re-run into it) never overwrite each other's videos.
 
     Example:
         >>> import tempfile
         >>> rec = EpisodeVideoRecorder(tempfile.mkdtemp(), fps=30)
         >>> for _ in range(3):
         ...     rec.add_frame(np.zeros((32, 48, 3), np.uint8))
-        >>> os.path.getsize(rec.finish_episode()) > 0
-        True
+        >>> path = rec.finish_episode()
+        >>> os.path.basename(path), os.path.getsize(path) > 0
+        ('replay-episode-0000.mp4', True)
     """
 
     def __init__(self, directory: str, prefix: str = "replay", fps: int = 30) -> None:
@@ -37,17 +90,28 @@ class EpisodeVideoRecorder:
         """Write the collected frames (if any) and return the file path."""
         if not self._frames:
             return None
-        import cv2
-
         os.makedirs(self.directory, exist_ok=True)
-        path = os.path.join(self.directory, f"{self.prefix}-episode-{self.episode:04d}.mp4")
-        height, width = self._frames[0].shape[:2]
-        writer = cv2.VideoWriter(path, cv2.VideoWriter.fourcc(*"mp4v"), self.fps, (width, height))
-        try:
-            for frame in self._frames:
-                writer.write(cv2.cvtColor(frame, cv2.COLOR_RGB2BGR))
-        finally:
-            writer.release()
+        written = write_mp4(self._frames, temporary_path(self.directory, ".mp4"), self.fps)
         self._frames = []
-        self.episode += 1
+        path, number = move_unclobbered(written, self.directory, self._name, self.episode)
+        self.episode = number + 1
         return path
+
+    def _name(self, number: int) -> str:
+        return f"{self.prefix}-episode-{number:04d}.mp4"
+
+
+def write_mp4(frames: list[np.ndarray], path: str, fps: int) -> str:
+    """Write RGB ``frames`` (all of one size) to the mp4 file ``path`` and return it."""
+    import cv2
+
+    height, width = frames[0].shape[:2]
+    writer = cv2.VideoWriter(path, cv2.VideoWriter.fourcc(*"mp4v"), fps, (width, height))
+    if not writer.isOpened():
+        raise OSError(f"OpenCV cannot open {path} for writing an mp4 video of {width}x{height} frames")
+    try:
+        for frame in frames:
+            writer.write(cv2.cvtColor(frame, cv2.COLOR_RGB2BGR))
+    finally:
+        writer.release()
+    return path

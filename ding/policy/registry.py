@@ -1,10 +1,19 @@
-"""``POLICY_REGISTRY``: how configs name policy classes (``create_config.policy.type``)."""
+"""``POLICY_REGISTRY``: how configs name policy classes (``create_config.policy.type``), built-in ones included."""
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
+from ding.errors import UnknownNameError, unknown_name_message
+from ding.policy.builtin import BUILTIN_POLICY_MODULES
 from ding.utils.registry import Registry
+
+TYPE_HINT = (
+    "Set create_config.policy.type to one of them, or list the module that registers your policy in "
+    "create_config.policy.import_names."
+)
+"""What a config can do about an unknown policy type."""
 
 
 def _check_policy_class(name: str, cls: Any) -> None:
@@ -12,10 +21,49 @@ def _check_policy_class(name: str, cls: Any) -> None:
         raise TypeError(f"policy {name!r} must be a class with a default_config() classmethod, got {cls!r}")
 
 
-POLICY_REGISTRY: Registry[type] = Registry("policy", validator=_check_policy_class)
+class PolicyRegistry(Registry[type]):
+    """A registry that also knows the built-in policies, whose modules (and torch) it imports on first use.
+
+    :meth:`names` lists the built-in policies before they are imported (``in`` and iteration count only
+    registered ones); :meth:`get` imports a built-in policy's module; an unknown name is an error that lists
+    them all and says what a config can do about it.
+
+    Example:
+        >>> POLICY_REGISTRY.get('dqnn')
+        Traceback (most recent call last):
+        ...
+        ding.errors.UnknownNameError: unknown policy 'dqnn'; known: a2c, c51, dqn, ppo, sac. Did you mean 'dqn'? \
+Set create_config.policy.type to one of them, or list the module that registers your policy in \
+create_config.policy.import_names.
+    """
+
+    def canonical(self, name: str) -> str:
+        if isinstance(name, str) and name not in self and name in BUILTIN_POLICY_MODULES:
+            importlib.import_module(BUILTIN_POLICY_MODULES[name])
+        if name not in self:
+            raise UnknownNameError(f"{unknown_name_message(self.kind, name, self.names())} {TYPE_HINT}")
+        return super().canonical(name)
+
+    def names(self) -> list[str]:
+        """Every registered name and every built-in policy's, imported or not."""
+        return sorted({*super().names(), *BUILTIN_POLICY_MODULES})
+
+
+POLICY_REGISTRY: PolicyRegistry = PolicyRegistry("policy", validator=_check_policy_class)
 """Policy classes by name.
 
 Register a class with ``@POLICY_REGISTRY.register('dqn')``; it needs a ``default_config()``
 classmethod returning its full default config as a dict. ``compile_config`` merges the user's
 ``policy`` section into that dict strictly, so a misspelt key is an error.
 """
+
+
+def learns_on_policy(policy_type: str) -> bool | None:
+    """Whether the policy learns on-policy (its default config's ``on_policy``); None when it does not say.
+
+    >>> learns_on_policy('ppo'), learns_on_policy('dqn')
+    (True, False)
+    """
+    policy_cls: Any = POLICY_REGISTRY.get(policy_type)
+    flag = policy_cls.default_config().get("on_policy")
+    return flag if isinstance(flag, bool) else None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -13,11 +14,16 @@ import numpy as np
 from ding.envs.env_manager import BaseEnvManager
 from ding.errors import ConfigError, EnvManagerError
 from ding.policy.base import EvalMode
+from ding.worker.eval_video import EvalVideos
 
 
 @dataclasses.dataclass(frozen=True)
 class EvalResult:
-    """One evaluation: the episodes' returns and what they mean for the run."""
+    """One evaluation: the episodes' returns and what they mean for the run.
+
+    ``returns``, ``lengths`` (env steps), ``env_ids`` and ``videos`` (paths, when recorded) hold one entry per
+    episode, in the order the episodes ended.
+    """
 
     train_iter: int
     env_step: int
@@ -25,6 +31,9 @@ class EvalResult:
     stop_value: float | None
     is_best: bool
     duration: float
+    lengths: tuple[int, ...] = ()
+    env_ids: tuple[int, ...] = ()
+    videos: tuple[str, ...] = ()
 
     @property
     def mean(self) -> float:
@@ -58,6 +67,9 @@ class InteractionSerialEvaluator:
     the env gives none). A mean above every earlier one is a new best: ``save_ckpt_fn('ckpt_best.pth.tar')``
     is called. The run should stop once the mean reaches ``stop_value``.
 
+    ``video_dir`` records every evaluation episode as ``<video_dir>/eval_iter<train_iter>_env<i>_ep<k>.mp4``
+    (see :mod:`ding.worker.eval_video`); the envs must record (``enable_save_replay``), as DingEnvWrapper's do.
+
     Example:
         >>> from functools import partial
         >>> from ding.envs.env_manager import create_env_manager
@@ -83,6 +95,7 @@ class InteractionSerialEvaluator:
         stop_value: float | None,
         eval_freq: int,
         max_episode_attempts: int = 10,
+        video_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         if not isinstance(n_episode, int) or isinstance(n_episode, bool) or n_episode < 1:
             raise ConfigError(f"env.n_evaluator_episode must be an int >= 1, got {n_episode!r}")
@@ -98,6 +111,7 @@ class InteractionSerialEvaluator:
         self._max_attempts = max_episode_attempts
         self._last_eval_iter: int | None = None
         self._best = -math.inf
+        self._videos = EvalVideos(video_dir) if video_dir is not None else None
 
     @property
     def best_return(self) -> float | None:
@@ -128,8 +142,15 @@ class InteractionSerialEvaluator:
     ) -> tuple[bool, EvalResult]:
         """Play the episodes; return whether ``stop_value`` is reached, and the result."""
         start = time.monotonic()
-        returns = self._play()
+        if self._videos is not None:
+            self._videos.start(self._env, train_iter)
+        try:
+            episodes = self._play()
+        finally:
+            if self._videos is not None:
+                self._videos.finish()
         self._last_eval_iter = train_iter
+        returns = [episode.value for episode in episodes]
         mean = float(np.mean(returns))
         is_best = mean > self._best
         if is_best:
@@ -143,10 +164,13 @@ class InteractionSerialEvaluator:
             stop_value=self._stop_value,
             is_best=is_best,
             duration=time.monotonic() - start,
+            lengths=tuple(episode.length for episode in episodes),
+            env_ids=tuple(episode.env_id for episode in episodes),
+            videos=tuple(episode.video for episode in episodes if episode.video is not None),
         )
         return result.stop, result
 
-    def _play(self) -> list[float]:
+    def _play(self) -> list[_Episode]:
         env = self._env
         if not env.launched:
             env.launch()
@@ -155,7 +179,8 @@ class InteractionSerialEvaluator:
         left = {env_id: count for env_id, count in self.quotas().items() if count > 0}
         attempts = 0
         summed: dict[int, float] = {}
-        returns: list[float] = []
+        steps: dict[int, int] = {}
+        episodes: list[_Episode] = []
         while left:
             ready = {env_id: obs for env_id, obs in env.ready_obs.items() if env_id in left}
             if ready:
@@ -173,20 +198,34 @@ class InteractionSerialEvaluator:
                     continue
                 if timestep.info.get("abnormal", False):
                     summed.pop(env_id, None)
+                    steps.pop(env_id, None)
+                    if self._videos is not None:
+                        self._videos.discard(env_id)
                     attempts += 1
                     if attempts > self._max_attempts:
                         raise EnvManagerError(f"evaluation gave up after {attempts} abnormal episodes")
                     continue
                 summed[env_id] = summed.get(env_id, 0.0) + float(np.sum(timestep.reward))
+                steps[env_id] = steps.get(env_id, 0) + 1
                 if timestep.done:
-                    returns.append(_episode_return(timestep.info, summed.pop(env_id)))
+                    video = None if self._videos is None else self._videos.episode_done(env_id)
+                    value = _episode_return(timestep.info, summed.pop(env_id))
+                    episodes.append(_Episode(env_id, value, steps.pop(env_id), video))
                     left[env_id] -= 1
                     if left[env_id] == 0:
                         del left[env_id]
-        return returns
+        return episodes
 
     def close(self) -> None:
         self._env.close()
+
+
+@dataclasses.dataclass(frozen=True)
+class _Episode:
+    env_id: int
+    value: float
+    length: int
+    video: str | None
 
 
 def _episode_return(info: Mapping[str, Any], summed: float) -> float:

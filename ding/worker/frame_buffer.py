@@ -15,6 +15,11 @@ or fewer cut by its episode's end) and while every frame it refers to is stored;
 (an abnormal step) leaves its last transitions without a window, so they are never drawn, as the collector
 discards them. Pushed observations are checked to be frame stacks (the reset one filled with one frame, each
 next one the previous shifted by one frame): anything else raises rather than being stored wrongly.
+
+``state_dict`` / ``load_state_dict`` save and restore the ring, its counters and the sampling generator (as
+checkpoint state: tensors and plain values). Episodes under way are not part of the state: a restored buffer
+starts every env afresh, as the resumed run's envs do, and the last transitions of those episodes (whose n-step
+windows never complete) are never drawn, as for an episode the collector cut.
 """
 
 from __future__ import annotations
@@ -29,11 +34,14 @@ from gymnasium import spaces
 
 from ding.envs.spaces import EnvSpaces
 from ding.policy.nstep import NStepRule
-from ding.worker.replay_buffer import check_capacity, check_sample_size
+from ding.worker.buffer_state import array_to_tensor
+from ding.worker.replay_buffer import check_capacity, check_sample_size, check_state_kind
 from ding.worker.transitions import ENV_ID, EPISODE_END, EPISODE_START
 
 FieldLayout = dict[str, tuple[tuple[int, ...], np.dtype[Any]]]
 SWITCH_OFF = "set policy.other.replay_buffer.share_frames=False to store whole observations"
+FRAME_STACK_STATE = "frame_stack"
+_COUNTERS = ("slots", "pushed", "stored", "ready_count")
 
 
 def slot_layout(observation: spaces.Space[Any], action_shape: tuple[int, ...], action_dtype: Any) -> FieldLayout:
@@ -162,6 +170,60 @@ class FrameStackReplayBuffer:
         self._stored = 0
         self._ready_count = 0
         self._episodes: dict[Hashable, _Episode] = {}
+
+    # ----- checkpoint state ----------------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """The ring's arrays (as tensors), its counters and the sampling generator's state.
+
+        >>> space = spaces.Box(0, 255, (2, 1), np.uint8)
+        >>> buffer = FrameStackReplayBuffer(8, space, NStepRule(nstep=1, gamma=0.5), seed=0)
+        >>> obs, next_obs = np.zeros((2, 1), np.uint8), np.array([[0], [1]], np.uint8)
+        >>> buffer.push({'env_id': 0, 'episode_start': True, 'episode_end': True, 'obs': obs, 'action': 1,
+        ...              'reward': 1.0, 'next_obs': next_obs, 'done': True})
+        >>> restored = FrameStackReplayBuffer(8, space, NStepRule(nstep=1, gamma=0.5), seed=1)
+        >>> restored.load_state_dict(buffer.state_dict())
+        >>> len(restored), restored.sample(1)[0]['next_obs'].tolist() == next_obs.tolist()
+        (1, True)
+        """
+        return {
+            "kind": FRAME_STACK_STATE,
+            "capacity": self._capacity,
+            "stack_shape": list(self._stack_shape),
+            "frame_dtype": self._layout["frame"][1].str,
+            "nstep": self._rule.nstep,
+            "arrays": {name: array_to_tensor(array) for name, array in self._arrays.items()},
+            "counters": {name: int(getattr(self, f"_{name}")) for name in _COUNTERS},
+            "rng": self._rng.bit_generator.state,
+        }
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Restore :meth:`state_dict`'s state into a buffer of the same capacity, frames and n-step rule."""
+        check_state_kind(state, FRAME_STACK_STATE)
+        saved = (int(state["capacity"]), tuple(state["stack_shape"]), np.dtype(state["frame_dtype"]).name)
+        here = (self._capacity, self._stack_shape, self._layout["frame"][1].name)
+        if saved != here or int(state["nstep"]) != self._rule.nstep:
+            raise ValueError(
+                f"the checkpoint's frame_stack replay buffer (capacity, stack shape, frame dtype) {saved}, nstep "
+                f"{state['nstep']} does not fit this run's {here}, nstep {self._rule.nstep}"
+            )
+        arrays = {name: tensor.numpy().copy() for name, tensor in state["arrays"].items()}
+        missing = sorted(set(self._arrays) - set(arrays))
+        if missing:
+            raise ValueError(f"the checkpoint's frame_stack replay buffer state lacks the arrays {missing}")
+        for name, array in arrays.items():
+            expected = self._layout[name]
+            if name != "action" and (array.shape[1:], array.dtype) != expected:
+                raise ValueError(
+                    f"the checkpoint's frame_stack replay buffer array {name!r} is {array.shape} "
+                    f"{array.dtype}, expected rows of {expected[0]} {expected[1]}"
+                )
+        if "action" in arrays:
+            self._layout["action"] = (tuple(arrays["action"].shape[1:]), arrays["action"].dtype)
+        self._arrays = arrays
+        for name in _COUNTERS:
+            setattr(self, f"_{name}", int(state["counters"][name]))
+        self._episodes = {}
+        self._rng.bit_generator.state = dict(state["rng"])
 
     # ----- pushing -------------------------------------------------------------------------------------------
     def push(self, data: Mapping[str, Any] | Iterable[Mapping[str, Any]]) -> None:

@@ -10,8 +10,8 @@ Under ``<exp_dir>/log/``:
 Every line of the text log also goes to the ``ding.serial`` :mod:`logging` logger at INFO level, so
 an application (the ``ding`` command) can show progress by configuring logging.
 
-:class:`ProgressLine` is the one-line training status (env steps, episodes, train iterations, last
-evaluation) a training run writes on stderr.
+:class:`ProgressLine` is the one-line training status (env steps and their rate, episodes, train iterations,
+last evaluation; with the run's limits the share done and an ETA) a training run writes on stderr.
 """
 
 from __future__ import annotations
@@ -63,6 +63,7 @@ class ExperimentLogger:
         self.text_path = self.log_dir / "serial_logger.txt"
         self.csv_path = self.log_dir / "eval.csv"
         self._start = time.monotonic()
+        self._collector_mark = (self._start, 0, 0)
         self._text = self.text_path.open("w", encoding="utf-8")
         self._csv_file = self.csv_path.open("w", encoding="utf-8", newline="")
         self._csv = csv.writer(self._csv_file)
@@ -103,6 +104,27 @@ class ExperimentLogger:
                 self._tb.add_scalar(f"{prefix}/{name}", value, step)
         text = ", ".join(f"{name}={_fmt(value)}" for name, value in values.items())
         self.info(f"{prefix} {step}: {text}")
+
+    def mark_collector(self, env_step: int, episode_count: int) -> None:
+        """Where the collector's counters stand now: :meth:`collector_scalars` measures its rates from here."""
+        self._collector_mark = (time.monotonic(), env_step, episode_count)
+
+    def collector_scalars(self, env_step: int, episode_count: int, values: Mapping[str, float]) -> None:
+        """The collector's scalars at ``env_step``, with its rates since the last call (or :meth:`mark_collector`).
+
+        Adds ``avg_envstep_per_sec`` (env steps per second of wall time, training and evaluation included) and
+        ``avg_envstep_per_episode`` (env steps per finished episode: the mean episode length, measured over the
+        interval) to ``values`` and records them as ``collector_step/<name>``.
+        """
+        now = time.monotonic()
+        since, step, episodes = self._collector_mark
+        rates: dict[str, float] = {}
+        if now > since:
+            rates["avg_envstep_per_sec"] = (env_step - step) / (now - since)
+        if episode_count > episodes:
+            rates["avg_envstep_per_episode"] = (env_step - step) / (episode_count - episodes)
+        self._collector_mark = (now, env_step, episode_count)
+        self.scalars("collector_step", {**values, **rates}, env_step)
 
     def eval_result(self, result: EvalResult) -> None:
         """A row of ``eval.csv``, a text line and the evaluator scalars (per train iteration and per env step)."""
@@ -150,8 +172,11 @@ class ExperimentLogger:
 
 
 class ProgressLine:
-    """A training run's status line: env steps, episodes, train iterations and the last eval return.
+    """A training run's status line: env steps and their rate, episodes, train iterations, the last eval return.
 
+    ``max_env_step`` / ``max_train_iter`` (the run's limits) add the share done (``300/1000 (30%)``) and an ETA,
+    the time the nearer limit takes at the rate so far (a run can end earlier, at its ``stop_value``). Rates
+    count from the first :meth:`update` (the counters a resumed run starts from) and the line's creation.
     On a terminal the line is redrawn in place (``\\r``) at most every ``tty_interval`` seconds and
     :meth:`close` ends it with a newline; on anything else (a file, a pipe, a captured stream) a
     complete line is printed at most every ``interval`` seconds, the first one ``interval`` seconds
@@ -162,12 +187,12 @@ class ProgressLine:
         >>> import io
         >>> now = [0.0]
         >>> out = io.StringIO()
-        >>> progress = ProgressLine(out, interval=5, clock=lambda: now[0])
-        >>> progress.update(env_step=10, episodes=1, train_iter=5)
+        >>> progress = ProgressLine(out, interval=5, clock=lambda: now[0], max_env_step=1000)
+        >>> progress.update(env_step=0, episodes=0, train_iter=0)
         >>> now[0] = 6.0
         >>> progress.update(env_step=300, episodes=12, train_iter=150, eval_return=21.5)
-        >>> out.getvalue()
-        'env step 300 | episodes 12 | train iter 150 | last eval return 21.50 | 6 s\\n'
+        >>> print(out.getvalue(), end='')
+        env step 300/1000 (30%) | 50 steps/s | episodes 12 | train iter 150 | last eval return 21.50 | 6 s, ETA 14 s
     """
 
     def __init__(
@@ -177,6 +202,8 @@ class ProgressLine:
         tty_interval: float = 0.2,
         clock: Callable[[], float] = time.monotonic,
         tty: bool | None = None,
+        max_env_step: int | None = None,
+        max_train_iter: int | None = None,
     ) -> None:
         self._stream = stream
         self._clock = clock
@@ -185,6 +212,8 @@ class ProgressLine:
         self._interval = tty_interval if self._is_tty() else interval
         self._last_write = self._start
         self._drawn = False  # a terminal line is shown and not yet ended
+        self._limits = {"env_step": max_env_step, "train_iter": max_train_iter}
+        self._origin: dict[str, int] | None = None  # the counters at the first update
         self.last_text = ""
 
     @property
@@ -205,16 +234,32 @@ class ProgressLine:
             return False
 
     @staticmethod
-    def format(env_step: int, episodes: int, train_iter: int, eval_return: float | None, elapsed: float) -> str:
+    def format(
+        env_step: int,
+        episodes: int,
+        train_iter: int,
+        eval_return: float | None,
+        elapsed: float,
+        *,
+        steps_per_sec: float | None = None,
+        max_env_step: int | None = None,
+        max_train_iter: int | None = None,
+        eta: float | None = None,
+    ) -> str:
         """The status text.
 
         >>> ProgressLine.format(1200, 37, 600, None, 12.3)
-        'env step 1200 | episodes 37 | train iter 600 | last eval return - | 12 s'
+        'env step 1200 | - steps/s | episodes 37 | train iter 600 | last eval return - | 12 s'
+        >>> ProgressLine.format(1200, 37, 600, 9.5, 125, steps_per_sec=96.4, max_train_iter=2400, eta=375)
+        'env step 1200 | 96 steps/s | episodes 37 | train iter 600/2400 (25%) | last eval return 9.50 | 2 min 05 s, \
+ETA 6 min 15 s'
         """
         last = "-" if eval_return is None else f"{eval_return:.2f}"
+        rate = "-" if steps_per_sec is None else f"{steps_per_sec:.0f}"
+        times = duration_text(elapsed) + ("" if eta is None else f", ETA {duration_text(eta)}")
         return (
-            f"env step {env_step} | episodes {episodes} | train iter {train_iter} | last eval return {last} | "
-            f"{elapsed:.0f} s"
+            f"env step {_of_limit(env_step, max_env_step)} | {rate} steps/s | episodes {episodes} | "
+            f"train iter {_of_limit(train_iter, max_train_iter)} | last eval return {last} | {times}"
         )
 
     def update(
@@ -222,10 +267,25 @@ class ProgressLine:
     ) -> None:
         """Show the current status if the interval has passed since the last write (or ``force``)."""
         now = self._clock()
+        counters = {"env_step": env_step, "train_iter": train_iter}
+        if self._origin is None:
+            self._origin = counters
         if not force and now - self._last_write < self._interval:
             return
         self._last_write = now
-        self.last_text = self.format(env_step, episodes, train_iter, eval_return, now - self._start)
+        elapsed = now - self._start
+        rates = {name: (counters[name] - self._origin[name]) / elapsed if elapsed > 0 else None for name in counters}
+        self.last_text = self.format(
+            env_step,
+            episodes,
+            train_iter,
+            eval_return,
+            elapsed,
+            steps_per_sec=rates["env_step"],
+            max_env_step=self._limits["env_step"],
+            max_train_iter=self._limits["train_iter"],
+            eta=self._eta(counters, rates),
+        )
         try:
             if self._is_tty():
                 self.stream.write(f"\r{self.last_text}\x1b[K")
@@ -236,6 +296,15 @@ class ProgressLine:
         except (OSError, ValueError):  # a closed stream must not end a training run
             pass
 
+    def _eta(self, counters: Mapping[str, int], rates: Mapping[str, float | None]) -> float | None:
+        """Seconds until the nearer limit at the rates so far; None without limits or progress."""
+        etas = []
+        for name, limit in self._limits.items():
+            rate = rates[name]
+            if limit is not None and rate is not None and rate > 0:
+                etas.append(max(limit - counters[name], 0) / rate)
+        return min(etas) if etas else None
+
     def close(self) -> None:
         """End a terminal line drawn in place (nothing otherwise)."""
         if self._drawn:
@@ -245,6 +314,26 @@ class ProgressLine:
                 self.stream.flush()
             except (OSError, ValueError):
                 pass
+
+
+def duration_text(seconds: float) -> str:
+    """A duration for people.
+
+    >>> duration_text(14.4), duration_text(250), duration_text(7500)
+    ('14 s', '4 min 10 s', '2 h 05 min')
+    """
+    total = max(round(seconds), 0)
+    if total < 60:
+        return f"{total} s"
+    if total < 3600:
+        return f"{total // 60} min {total % 60:02d} s"
+    return f"{total // 3600} h {total % 3600 // 60:02d} min"
+
+
+def _of_limit(count: int, limit: int | None) -> str:
+    if limit is None:
+        return str(count)
+    return f"{count}/{limit} ({min(100 * count / limit, 100):.0f}%)"
 
 
 def _fmt(value: float) -> str:

@@ -1,4 +1,9 @@
-"""``NaiveReplayBuffer``: a fixed-size FIFO of samples with uniform, seeded sampling."""
+"""``NaiveReplayBuffer``: a fixed-size FIFO of samples with uniform, seeded sampling.
+
+Every replay buffer can be saved in a checkpoint: ``state_dict()`` gives its contents, counters and sampling
+generator as tensors and plain values (what ``torch.load(weights_only=True)`` reads back), and
+``load_state_dict(state)`` restores them, so a resumed run samples from the same buffer.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ import numpy as np
 
 from ding.envs.spaces import EnvSpaces, space_nbytes
 from ding.errors import ConfigError
+from ding.worker.buffer_state import decode_samples, encode_samples
 
 SAMPLE_OVERHEAD_NBYTES = 512
 """Bytes a stored sample costs besides its observation data: the dict, two ndarray headers, the Python scalars
@@ -37,6 +43,12 @@ class ReplayBuffer(Protocol):
 
     def clear(self) -> None:
         """Forget everything stored."""
+
+    def state_dict(self) -> dict[str, Any]:
+        """Contents, counters and sampling generator, as checkpoint state."""
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Restore what :meth:`state_dict` gave (``ValueError`` for a state of another kind of buffer)."""
 
 
 def check_capacity(replay_buffer_size: Any, low: int = 1) -> None:
@@ -118,3 +130,62 @@ class NaiveReplayBuffer:
     def clear(self) -> None:
         self._data.clear()
         self._head = 0
+
+    def state_dict(self) -> dict[str, Any]:
+        """The stored samples (column by column), the counters and the sampling generator's state.
+
+        >>> buffer = NaiveReplayBuffer(2, seed=0)
+        >>> buffer.push([{'x': np.float32(i)} for i in range(3)])
+        >>> restored = NaiveReplayBuffer(2, seed=1)
+        >>> restored.load_state_dict(buffer.state_dict())
+        >>> len(restored), restored.pushed_count, restored.sample(2) == buffer.sample(2)
+        (2, 3, True)
+        """
+        return {
+            "kind": NAIVE_STATE,
+            "capacity": self._capacity,
+            "head": self._head,
+            "pushed": self._pushed,
+            "samples": encode_samples(self._data),
+            "rng": self._rng.bit_generator.state,
+        }
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Restore :meth:`state_dict`'s state; with another capacity the newest samples that fit are kept."""
+        check_state_kind(state, NAIVE_STATE)
+        data = decode_samples(state["samples"])
+        head = int(state["head"])
+        if int(state["capacity"]) != self._capacity:
+            data = (data[head:] + data[:head])[-self._capacity :]  # oldest first, the newest that fit
+            head = 0
+        self._data = data
+        self._head = head % self._capacity
+        self._pushed = int(state["pushed"])
+        self._rng.bit_generator.state = dict(state["rng"])
+
+
+NAIVE_STATE = "naive"
+SAVE_KEY = "save_in_checkpoint"
+
+
+def save_in_checkpoint(policy_cfg: Mapping[str, Any]) -> bool:
+    """``policy.other.replay_buffer.save_in_checkpoint``: whether resume checkpoints hold the replay buffer.
+
+    >>> save_in_checkpoint({'other': {'replay_buffer': {'save_in_checkpoint': True}}}), save_in_checkpoint({})
+    (True, False)
+    """
+    section = (policy_cfg.get("other") or {}).get("replay_buffer") or {}
+    value = section.get(SAVE_KEY, False)
+    if not isinstance(value, bool):
+        raise ConfigError(f"policy.other.replay_buffer.{SAVE_KEY} must be True or False, got {value!r}")
+    return value
+
+
+def check_state_kind(state: Any, kind: str) -> None:
+    """Raise ``ValueError`` unless ``state`` is a replay-buffer state of ``kind``."""
+    found = state.get("kind") if isinstance(state, Mapping) else None
+    if found != kind:
+        raise ValueError(
+            f"the checkpoint holds a {found!r} replay buffer state, but this run's buffer is {kind!r} "
+            "(the replay buffer kind follows the env's spec and policy.other.replay_buffer.share_frames)"
+        )

@@ -8,13 +8,15 @@ import functools
 import io
 import logging
 import pathlib
+import re
 from typing import Any
 
 import pytest
 import torch
 
 from ding.entry import serial_entry, serial_pipeline, serial_pipeline_onpolicy
-from ding.entry.cli import _LineHandler, main
+from ding.entry.cli import main
+from ding.entry.run_output import LineHandler
 from ding.errors import ConfigError
 from ding.worker import CheckpointError, load_checkpoint
 from ding.worker.logger import ProgressLine
@@ -68,8 +70,8 @@ def test_progress_line_on_a_terminal_is_redrawn_in_place() -> None:
     progress.close()
     progress.close()  # ends the line once
     assert out.getvalue() == (
-        "\renv step 100 | episodes 3 | train iter 40 | last eval return - | 1 s\x1b[K"
-        "\renv step 130 | episodes 4 | train iter 55 | last eval return 9.50 | 1 s\x1b[K\n"
+        "\renv step 100 | 99 steps/s | episodes 3 | train iter 40 | last eval return - | 1 s\x1b[K"
+        "\renv step 130 | 108 steps/s | episodes 4 | train iter 55 | last eval return 9.50 | 1 s\x1b[K\n"
     )
 
 
@@ -82,8 +84,8 @@ def test_progress_line_elsewhere_prints_whole_lines_every_few_seconds() -> None:
         progress.update(env_step=step * 10, episodes=step, train_iter=step * 5)
     progress.close()
     assert out.getvalue().splitlines() == [
-        "env step 50 | episodes 5 | train iter 25 | last eval return - | 5 s",
-        "env step 100 | episodes 10 | train iter 50 | last eval return - | 10 s",
+        "env step 50 | 8 steps/s | episodes 5 | train iter 25 | last eval return - | 5 s",
+        "env step 100 | 9 steps/s | episodes 10 | train iter 50 | last eval return - | 10 s",
     ]
     assert "\r" not in out.getvalue()
 
@@ -91,7 +93,10 @@ def test_progress_line_elsewhere_prints_whole_lines_every_few_seconds() -> None:
 def test_progress_line_defaults_to_stderr_and_survives_a_closed_stream(capsys: pytest.CaptureFixture[str]) -> None:
     progress = ProgressLine(interval=0)
     progress.update(env_step=7, episodes=1, train_iter=2, eval_return=3.0)
-    assert capsys.readouterr().err == "env step 7 | episodes 1 | train iter 2 | last eval return 3.00 | 0 s\n"
+    err = capsys.readouterr().err
+    assert re.fullmatch(
+        r"env step 7 \| (0|-) steps/s \| episodes 1 \| train iter 2 \| last eval return 3\.00 \| 0 s\n", err
+    )
     closed = io.StringIO()
     closed.close()
     ProgressLine(closed, interval=0).update(env_step=1, episodes=0, train_iter=0)  # no exception
@@ -99,12 +104,12 @@ def test_progress_line_defaults_to_stderr_and_survives_a_closed_stream(capsys: p
 
 def test_log_lines_clear_a_status_line_on_a_terminal() -> None:
     out = FakeTerminal()
-    handler = _LineHandler(out)
+    handler = LineHandler(out)
     handler.setFormatter(logging.Formatter("%(message)s"))
     handler.emit(logging.LogRecord("ding.serial", logging.INFO, __file__, 1, "hello", None, None))
     assert out.getvalue() == "\r\x1b[Khello\n"
     plain = io.StringIO()
-    _LineHandler(plain).emit(logging.LogRecord("ding.serial", logging.INFO, __file__, 1, "hello", None, None))
+    LineHandler(plain).emit(logging.LogRecord("ding.serial", logging.INFO, __file__, 1, "hello", None, None))
     assert plain.getvalue() == "hello\n"
 
 
@@ -115,14 +120,35 @@ def test_a_run_shows_its_counters(tmp_path: pathlib.Path, monkeypatch: pytest.Mo
     lines = out.getvalue().splitlines()
     assert lines and all(line.startswith("env step ") for line in lines)
     last_eval = float(eval_rows(result.exp_dir)[-1]["eval_episode_return_mean"])
-    assert lines[-1].startswith(
-        f"env step {result.env_step} | episodes {load_checkpoint(final_ckpt(result))['last_episode']} | "
-        f"train iter {result.train_iter} | last eval return {last_eval:.2f} | "
-    )
+    episodes = load_checkpoint(final_ckpt(result))["last_episode"]
+    assert re.match(
+        rf"env step {result.env_step}/100 \(100%\) \| \d+ steps/s \| episodes {episodes} \| "
+        rf"train iter {result.train_iter} \| last eval return {last_eval:.2f} \| \d+ s, ETA 0 s$",
+        lines[-1],
+    ), lines[-1]
     quiet = io.StringIO()
     monkeypatch.setattr(serial_entry, "ProgressLine", functools.partial(ProgressLine, quiet, interval=0.0))
     serial_pipeline(CARTPOLE, max_train_iter=2, root=tmp_path, exp_name="quiet", progress=False)
     assert quiet.getvalue() == ""
+
+
+def test_progress_line_shows_the_share_done_and_an_eta() -> None:
+    now = [0.0]
+    out = io.StringIO()
+    progress = ProgressLine(out, interval=0, clock=lambda: now[0], max_env_step=10_000, max_train_iter=3_000)
+    now[0] = 2.0
+    progress.update(env_step=4_000, episodes=30, train_iter=1_000)  # a resumed run: rates count from here
+    now[0] = 62.0
+    progress.update(env_step=5_000, episodes=40, train_iter=2_000, eval_return=-3.0)
+    # env steps: 1,000 in 62 s -> 5,000 more take 310 s; train iters: 1,000 in 62 s -> 1,000 more take 62 s
+    assert out.getvalue().splitlines()[-1] == (
+        "env step 5000/10000 (50%) | 16 steps/s | episodes 40 | train iter 2000/3000 (67%) | "
+        "last eval return -3.00 | 1 min 02 s, ETA 1 min 02 s"
+    )
+    now[0] = 70.0
+    progress.update(env_step=10_500, episodes=90, train_iter=2_500)  # past a limit: 100 %, nothing left
+    assert out.getvalue().splitlines()[-1].startswith("env step 10500/10000 (100%) | 93 steps/s")
+    assert out.getvalue().splitlines()[-1].endswith("| 1 min 10 s, ETA 0 s")
 
 
 # ----- resuming ---------------------------------------------------------------------------------------

@@ -81,11 +81,12 @@ def test_eval_mode_replays_the_best_evaluation(
     best = max(float(row["eval_episode_return_mean"]) for row in eval_rows(exp_dir))
     ckpt = str(exp_dir / "ckpt" / "ckpt_best.pth.tar")
     assert main(["-m", "eval", "-c", str(exp_dir / "total_config.py"), "--load-path", ckpt]) == 0
-    out = capsys.readouterr().out.strip()
+    *episodes, out = capsys.readouterr().out.strip().splitlines()  # a line per episode, then the summary
     reached = "reached" if best >= 195 else "not reached"
     assert out.startswith(f"eval return mean {best:.2f} (std ") and out.endswith(
         f"5 episodes; stop_value 195 {reached}"
     )
+    assert [line.split(" (env")[0] for line in episodes] == [f"episode {n}" for n in range(1, 6)]
     result = eval_checkpoint(CARTPOLE, ckpt, seed=0, n_episode=2)
     assert len(result.returns) == 2
 

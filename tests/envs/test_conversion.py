@@ -8,7 +8,15 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 
-from ding.envs.conversion import action_converter, observation_converter, reward_converter
+from ding.envs.conversion import (
+    BOUND_SLACK,
+    ActionError,
+    ClippedBox,
+    action_converter,
+    observation_converter,
+    reward_converter,
+    within_bounds,
+)
 
 
 @pytest.mark.parametrize(
@@ -69,3 +77,121 @@ def test_observation_of_the_declared_dtype_passes_uncopied_and_others_are_cast()
     assert convert(frame) is frame
     assert convert(frame.astype(">f4")).dtype == np.float32  # equal kind, other byte order: cast
     assert convert(np.zeros(2)).dtype == np.float32
+
+
+# ----- Box, MultiDiscrete and MultiBinary bounds -----------------------------------------------------------------
+TORQUE = spaces.Box(-2.0, 2.0, (1,), np.float32)
+
+
+@pytest.mark.parametrize("action", [np.array([1.5], np.float32), [-2.0], 2.0, np.array([[0.0]]), np.float64(2.0)])
+def test_box_actions_within_the_bounds_pass_as_the_space_dtype(action: Any) -> None:
+    value = action_converter(TORQUE, owner="Env")(action)
+    assert value.dtype == np.float32 and value.shape == (1,)
+    np.testing.assert_array_equal(value, np.asarray(action, np.float32).reshape(1))
+
+
+@pytest.mark.parametrize("past", [1e-7, 5e-7, 1.9e-6])
+def test_float_rounding_past_a_bound_lands_on_the_bound(past: float) -> None:
+    convert = action_converter(TORQUE)
+    np.testing.assert_array_equal(convert(np.array([2.0 + past])), [2.0])
+    np.testing.assert_array_equal(convert(np.array([-2.0 - past])), [-2.0])
+    with pytest.raises(ActionError, match="outside the bounds"):
+        convert(np.array([2.0 + 2.0 * BOUND_SLACK * 2.0 + 1e-6]))  # the slack is relative: 2e-6 at 2.0
+
+
+@pytest.mark.parametrize(
+    ("action", "match"),
+    [
+        (
+            np.array([3.0], np.float32),
+            r"^Pendulum: action array\(\[3\.\], dtype=float32\) is outside the bounds of Box\(-2\.0, 2\.0, \(1,\), "
+            r"float32\): element 0 is 3\.0, accepted \[-2\.0, 2\.0\]; to clip such actions into the bounds instead, "
+            r"add 'continuous_action_clip' to the env's wrapper chain$",
+        ),
+        (-2.5, r"action -2\.5 is outside the bounds of Box\(-2\.0, 2\.0.*element 0 is -2\.5, accepted \[-2\.0, 2\.0\]"),
+        (
+            np.array([np.nan], np.float32),
+            r"^Pendulum: action array\(\[nan\], dtype=float32\) is not finite \(element 0 is nan\); "
+            r"Box\(-2\.0, 2\.0, \(1,\), float32\) takes finite values in \[-2\.0, 2\.0\]$",
+        ),
+        (np.array([np.inf]), r"action array\(\[inf\]\) is not finite \(element 0 is inf\)"),
+        (np.array([-np.inf]), r"is not finite \(element 0 is -inf\)"),
+    ],
+)
+def test_box_actions_outside_the_bounds_or_not_finite_are_refused(action: Any, match: str) -> None:
+    with pytest.raises(ActionError, match=match) as caught:
+        action_converter(TORQUE, owner="Pendulum")(action)
+    assert isinstance(caught.value, ValueError)
+
+
+def test_the_error_names_the_first_offending_element_and_its_own_bounds() -> None:
+    box = spaces.Box(np.float32([-1, 0, -3]), np.float32([1, 5, 3]))
+    convert = action_converter(box, owner="")
+    with pytest.raises(ActionError, match=r"element 1 is 6\.0 \(and 1 more\), accepted \[0\.0, 5\.0\] for that element"):
+        convert(np.array([0.0, 6.0, -4.0]))
+    with pytest.raises(ActionError, match=r"element \(1, 0\) is nan\); .* in \[-1\.0, 1\.0\]$"):
+        action_converter(spaces.Box(-1, 1, (2, 2)))(np.array([[0.0, 0.0], [np.nan, 0.0]]))
+
+
+def test_infinite_bounds_take_any_finite_value_but_not_nan_or_inf() -> None:
+    convert = action_converter(spaces.Box(-np.inf, np.inf, (2,), np.float32))
+    np.testing.assert_array_equal(convert([1e30, -1e30]), np.float32([1e30, -1e30]))
+    with pytest.raises(ActionError, match=r"not finite \(element 1 is inf\); .* in \[-inf, inf\]"):
+        convert([0.0, np.inf])
+
+
+def test_a_clipped_box_clips_finite_actions_and_still_refuses_nan_and_infinities() -> None:
+    box = ClippedBox.of(TORQUE)
+    convert = action_converter(box, owner="Pendulum")
+    np.testing.assert_array_equal(convert(np.array([3.0])), np.float32([2.0]))
+    np.testing.assert_array_equal(convert(-1e9), np.float32([-2.0]))
+    for not_finite in (np.nan, np.inf):
+        with pytest.raises(ActionError, match=rf"Pendulum: action array\(\[{not_finite}\]\) is not finite"):
+            convert(np.array([not_finite]))
+    assert repr(box) == "ClippedBox(-2.0, 2.0, (1,), float32)"
+    assert box == ClippedBox.of(TORQUE) and box != TORQUE and TORQUE != box
+    assert box.contains(np.float32([2.0])) and not box.contains(np.float32([3.0]))
+
+
+@pytest.mark.parametrize(
+    ("space", "action", "match"),
+    [
+        (spaces.MultiDiscrete([3, 2]), [1, 2], r"action array\(\[1, 2\]\) is outside the range of MultiDiscrete\(\[3 2\]\): "),
+        (spaces.MultiDiscrete([3, 2], start=[1, -1]), [0, 0], r"element 0 is 0.*accepted \[1, 3\] for that element"),
+        (spaces.MultiBinary(3), [0, 1, 2], r"outside the range of MultiBinary\(3\): element 2 is 2, accepted \[0, 1\]$"),
+        (spaces.Box(0, 10, (2,), np.int64), [3, 11], r"element 1 is 11, accepted \[0, 10\]; to clip"),
+    ],
+)
+def test_integer_spaces_refuse_values_out_of_range(space: spaces.Space[Any], action: Any, match: str) -> None:
+    with pytest.raises(ActionError, match=match):
+        action_converter(space, owner="")(np.asarray(action))
+
+
+@pytest.mark.parametrize(
+    "space",
+    [
+        TORQUE,
+        ClippedBox.of(spaces.Box(np.float32([-1, 0]), np.float32([1, 3]))),
+        spaces.Box(-np.inf, 1.0, (3,), np.float64),
+        spaces.MultiDiscrete([4, 2, 3], start=[-1, 0, 2]),
+        spaces.MultiBinary(2),
+    ],
+)
+def test_within_bounds_is_exactly_what_the_converter_passes_unchanged(space: spaces.Space[Any]) -> None:
+    rng = np.random.default_rng(0)
+    convert = action_converter(space)
+    shape = space.shape
+    for _ in range(300):
+        if np.dtype(space.dtype).kind == "f":
+            values = rng.uniform(-4, 4, shape)
+            values[rng.random(shape) < 0.05] = np.nan
+        else:
+            values = rng.integers(-3, 6, shape)
+        try:
+            out = convert(values)
+        except ActionError:
+            assert not within_bounds(space, values)
+            continue
+        changed = not np.array_equal(out, np.asarray(values).astype(space.dtype))
+        assert changed == (not within_bounds(space, values)), values
+        assert within_bounds(space, out)  # whatever passes is within the bounds

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import logging
 import pathlib
+import time
 
 import numpy as np
 import pytest
@@ -109,3 +110,51 @@ def test_bad_hook_settings(tmp_path: pathlib.Path) -> None:
         BaseLearner(small_policy().learn_mode, tmp_path, None, {"save_ckpt_after_iter": 0})
     with pytest.raises(ConfigError, match=r"hook\.log_show_after_iter must be an int >= 1, got 'x'"):
         BaseLearner(small_policy().learn_mode, tmp_path, None, {"log_show_after_iter": "x"})
+
+
+def test_collector_scalars_add_rates(tmp_path: pathlib.Path) -> None:
+    pytest.importorskip("tensorboard")
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    with ExperimentLogger(tmp_path) as logger:
+        logger.mark_collector(env_step=1000, episode_count=40)  # a resumed run's counters
+        time.sleep(0.05)
+        logger.collector_scalars(1200, 44, {"episode_return_mean": 21.5})
+        time.sleep(0.05)
+        logger.collector_scalars(1300, 44, {"buffer_size": 1300})  # no episode ended: no length
+    assert logger.tb_dir is not None
+    events = EventAccumulator(str(logger.tb_dir))
+    events.Reload()
+    fps = [(e.step, e.value) for e in events.Scalars("collector_step/avg_envstep_per_sec")]
+    assert [step for step, _ in fps] == [1200, 1300]
+    assert 200 / 10 < fps[0][1] < 200 / 0.05 and 100 / 10 < fps[1][1] < 100 / 0.05
+    assert [(e.step, e.value) for e in events.Scalars("collector_step/avg_envstep_per_episode")] == [(1200, 50.0)]
+    assert [e.value for e in events.Scalars("collector_step/episode_return_mean")] == [21.5]
+    text = (tmp_path / "log" / "serial_logger.txt").read_text()
+    assert "collector_step 1200: episode_return_mean=21.5, avg_envstep_per_sec=" in text
+
+
+def test_checkpoints_after_minutes_of_wall_time_hold_the_resume_state(tmp_path: pathlib.Path) -> None:
+    now = [0.0]
+    hook = {"save_ckpt_after_iter": 100, "save_ckpt_after_minutes": 0.5}
+    with ExperimentLogger(tmp_path, tensorboard=False) as logger:
+        learner = BaseLearner(small_policy().learn_mode, tmp_path / "ckpt", logger, hook, clock=lambda: now[0])
+        learner.add_resume_state("replay_buffer", lambda: {"size": learner.train_iter})
+        for step in range(1, 8):
+            now[0] = step * 10.0  # 10 s per update: a checkpoint every third update (30 s)
+            learner.train(batch(), env_step=step)
+        learner.save_checkpoint("ckpt_best.pth.tar", env_step=7)
+    names = sorted(p.name for p in (tmp_path / "ckpt").iterdir())
+    assert names == ["ckpt_best.pth.tar", "iteration_3.pth.tar", "iteration_6.pth.tar"]
+    assert load_checkpoint(tmp_path / "ckpt" / "iteration_6.pth.tar")["replay_buffer"] == {"size": 6}
+    assert "replay_buffer" not in load_checkpoint(tmp_path / "ckpt" / "ckpt_best.pth.tar")
+    text = (tmp_path / "log" / "serial_logger.txt").read_text()
+    assert "iteration_3.pth.tar (save_ckpt_after_minutes) (train iter 3, env step 3, with replay_buffer)" in text
+    with pytest.raises(ValueError, match=r"checkpoint key 'last_iter' is the learner's own"):
+        learner.add_resume_state("last_iter", dict)
+
+
+@pytest.mark.parametrize("minutes", [0, -1.0, "5", True, float("nan")])
+def test_bad_wall_time_settings(tmp_path: pathlib.Path, minutes: object) -> None:
+    with pytest.raises(ConfigError, match=r"hook\.save_ckpt_after_minutes must be a number > 0 or None, got "):
+        BaseLearner(small_policy().learn_mode, tmp_path, None, {"save_ckpt_after_minutes": minutes})

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from ding.envs.conversion import Converter
+from ding.envs.conversion import Converter, within_bounds
 from ding.envs.env_manager.state import EnvState
 
 ResetParam = Mapping[int, Mapping[str, Any] | None] | None
@@ -83,8 +83,9 @@ def check_action_rows(
     """:func:`check_actions` for one action per env id as rows of an array, checked as one array where it can be.
 
     An integer array in a ``Discrete`` space's range, or an array of rows of a ``Box`` (or multi-discrete, binary)
-    space's shape, passes with one vectorized check; anything else (a wrong value, dtype or shape) goes through
-    ``check`` action by action, so the errors are the per-action ones, naming the env id and value.
+    space's shape within its bounds, passes with one vectorized check; anything else (a wrong value, dtype or
+    shape, a Box action outside the bounds or not finite) goes through ``check`` action by action, so the errors
+    (and the clipping of a ``ClippedBox``) are the per-action ones, naming the env id and value.
 
     >>> from ding.envs.conversion import action_converter
     >>> space = spaces.Discrete(2)
@@ -94,7 +95,13 @@ def check_action_rows(
     >>> check_action_rows(np.array([1, 2]), [0, 1], space, {0: 0, 1: 0}, [0, 1], {}, check)
     Traceback (most recent call last):
     ...
-    ValueError: env 1: action 2 is out of range for Discrete(2) (accepted 0..1)
+    ding.envs.conversion.ActionError: env 1: action 2 is out of range for Discrete(2) (accepted 0..1)
+    >>> box = spaces.Box(-2.0, 2.0, (1,), np.float32)
+    >>> check_action_rows(np.array([[1.0], [np.nan]]), [0, 1], box, {0: 0, 1: 0}, [0, 1], {}, action_converter(box, ""))
+    Traceback (most recent call last):
+    ...
+    ding.envs.conversion.ActionError: env 1: action array([nan]) is not finite (element 0 is nan); \
+Box(-2.0, 2.0, (1,), float32) takes finite values in [-2.0, 2.0]
     """
     arr = rows if isinstance(rows, np.ndarray) else None
     if check is not None and arr is not None and all(i in ready for i in env_ids):
@@ -105,15 +112,18 @@ def check_action_rows(
 
 
 def _fit_rows(arr: np.ndarray, n: int, space: spaces.Space[Any]) -> np.ndarray | None:
-    """``arr`` as ``n`` valid actions of ``space`` (cast to its dtype), or None when any might not be one."""
+    """``arr`` as ``n`` valid actions of ``space`` (cast to its dtype), or None when any might not be one.
+
+    Valid is :func:`~ding.envs.conversion.within_bounds`, the check with which the converter passes an action
+    unchanged; anything else (NaN, a value past a bound, even one it would clip) goes through the converter.
+    """
     if isinstance(space, spaces.Discrete):
         if arr.shape != (n,) or arr.dtype.kind not in "iu":
             return None
-        low = int(space.start)
-        return arr if bool(((arr >= low) & (arr < low + int(space.n))).all()) else None
+        return arr if within_bounds(space, arr) else None
     if isinstance(space, (spaces.Box, spaces.MultiDiscrete, spaces.MultiBinary)):
         dtype = np.dtype(space.dtype)
         if arr.shape != (n, *space.shape) or (dtype.kind in "iu" and arr.dtype.kind not in "iub"):
             return None
-        return arr.astype(dtype, copy=False)
+        return arr.astype(dtype, copy=False) if within_bounds(space, arr) else None
     return None

@@ -8,6 +8,8 @@ random crops), :mod:`.image_axes` (channel order, flips) and :mod:`.frame_stack`
 helpers of :mod:`.image`; :mod:`.observation` (flattening, previous action/reward),
 :mod:`.action`, :mod:`.hybrid_action`, :mod:`.reward`, :mod:`.normalization` and :mod:`.episode`.
 :mod:`.di_engine` gives DI-engine's names for the same classes and its two helper functions.
+Task tools: :mod:`.multitask` (several envs behind one spec, ``task_id``), :mod:`.curriculum` (task sampling by
+progress) and :mod:`.profiler` (call timings, cProfile).
 
 A chain may name a wrapper by its registered name (``'warp_frame'``), its class name
 (``'WarpFrameWrapper'``) or a DI-engine name (``'WarpFrame'``).
@@ -38,6 +40,7 @@ from ding.envs.env_wrappers.base import (
     register_wrapper,
     wrapper_alias,
 )
+from ding.envs.env_wrappers.curriculum import CurriculumWrapper
 from ding.envs.env_wrappers.di_engine import (
     AllinObsWrapper,
     ClipRewardEnv,
@@ -61,6 +64,7 @@ from ding.envs.env_wrappers.episode import (
     RecordEpisodeStatisticsWrapper,
     TimeLimitWrapper,
 )
+from ding.envs.env_wrappers.episode_history import EpisodeHistory
 from ding.envs.env_wrappers.frame_stack import FrameStackWrapper
 from ding.envs.env_wrappers.history import ActionObservationWrapper, ObsPlusPrevActRewWrapper
 from ding.envs.env_wrappers.hybrid_action import GymHybridDictActionWrapper
@@ -72,6 +76,7 @@ from ding.envs.env_wrappers.image_resize import (
     ScaledFloatFrameWrapper,
     WarpFrameWrapper,
 )
+from ding.envs.env_wrappers.multitask import MultitaskEnv, TaskIdWrapper, merge_task_spaces
 from ding.envs.env_wrappers.normalization import (
     ObsNormWrapper,
     RewardNormWrapper,
@@ -80,6 +85,7 @@ from ding.envs.env_wrappers.normalization import (
 )
 from ding.envs.env_wrappers.observation import FlatObsWrapper, FlattenObservationWrapper
 from ding.envs.env_wrappers.presets import PRESETS, preset_chain
+from ding.envs.env_wrappers.profiler import ProfilerWrapper
 from ding.envs.env_wrappers.repeat import ActionRepeatWrapper, FrameSkipWrapper
 from ding.envs.env_wrappers.reward import (
     ClipRewardWrapper,
@@ -87,6 +93,7 @@ from ding.envs.env_wrappers.reward import (
     RewardInObsWrapper,
     ScalarRewardWrapper,
 )
+from ding.envs.env_wrappers.transformers import TransformedSpace, TransformersWrapper
 from ding.envs.env_wrappers.update import (
     WrapperChain,
     WrapperStep,
@@ -107,12 +114,14 @@ __all__ = [
     "ClipRewardEnv",
     "ClipRewardWrapper",
     "ContinuousActionClipWrapper",
+    "CurriculumWrapper",
     "DelayRewardWrapper",
     "DingActionWrapper",
     "DingObservationWrapper",
     "DingRewardWrapper",
     "DingWrapper",
     "DiscreteActionWrapper",
+    "EpisodeHistory",
     "EpisodicLifeEnv",
     "EpisodicLifeWrapper",
     "EpisodicRandomFrameCropWrapper",
@@ -132,6 +141,7 @@ __all__ = [
     "ImageChannelFirstWrapper",
     "MaxAndSkipEnv",
     "MaxAndSkipWrapper",
+    "MultitaskEnv",
     "NonEpisodicWrapper",
     "NoopResetEnv",
     "NoopResetWrapper",
@@ -140,6 +150,7 @@ __all__ = [
     "ObsNormWrapper",
     "ObsPlusPrevActRewWrapper",
     "ObsTransposeWrapper",
+    "ProfilerWrapper",
     "RamWrapper",
     "RandomFirstEpisodeLengthWrapper",
     "RecordEpisodeStatisticsWrapper",
@@ -151,10 +162,13 @@ __all__ = [
     "ScaledFloatFrame",
     "ScaledFloatFrameWrapper",
     "StaticObsNormWrapper",
+    "TaskIdWrapper",
     "TemporallyCorrelatedNoiseWrapper",
     "TerminalOnLifeLossWrapper",
     "TimeLimitWrapper",
     "TimeShiftWrapper",
+    "TransformedSpace",
+    "TransformersWrapper",
     "TransposeWrapper",
     "WarpFrame",
     "WarpFrameWrapper",
@@ -163,6 +177,7 @@ __all__ = [
     "apply_wrappers",
     "create_env_wrapper",
     "get_default_wrappers",
+    "merge_task_spaces",
     "preset_chain",
     "register_wrapper",
     "resolve_wrappers",

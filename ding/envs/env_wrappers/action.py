@@ -13,6 +13,7 @@ from typing import Annotated, Any
 import numpy as np
 from gymnasium import spaces
 
+from ding.envs.conversion import ClippedBox
 from ding.envs.env_wrappers.arguments import AtLeast, NonNegativeFloat, NonNegativeInt, PositiveFloat
 from ding.envs.env_wrappers.base import DingActionWrapper, DingWrapper, SpaceTriple, register_wrapper
 from ding.envs.env_wrappers.rule import SpaceKindError, describe_space
@@ -75,20 +76,24 @@ def _cast(values: np.ndarray, dtype: np.dtype[Any]) -> np.ndarray:
 
 @register_wrapper("continuous_action_clip")
 class ContinuousActionClipWrapper(DingActionWrapper):
-    """Clip Box actions into the action space's bounds before passing them on (spaces unchanged).
+    """Clip Box actions into the action space's bounds before passing them on.
+
+    The action space keeps its bounds and becomes a :class:`~ding.envs.conversion.ClippedBox`, so envs and
+    env managers take finite actions outside the bounds (clipped) instead of refusing them; NaN is still refused.
 
     Example:
         >>> from gymnasium.envs.classic_control import PendulumEnv
         >>> env = ContinuousActionClipWrapper(PendulumEnv())
-        >>> env.action(np.array([5.0]))
-        array([2.], dtype=float32)
+        >>> env.action_space, env.action(np.array([5.0]))
+        (ClippedBox(-2.0, 2.0, (1,), float32), array([2.], dtype=float32))
     """
 
     @staticmethod
     def space_rule(
         obs_space: spaces.Space[Any], act_space: spaces.Space[Any], rew_space: spaces.Space[Any]
     ) -> SpaceTriple:
-        return obs_space, _box(act_space, "continuous_action_clip"), rew_space
+        box = _box(act_space, "continuous_action_clip")
+        return obs_space, box if is_placeholder(box) else ClippedBox.of(box), rew_space
 
     def _setup(self) -> None:
         box: spaces.Box = self.action_space  # type: ignore[assignment]
@@ -102,8 +107,9 @@ class ContinuousActionClipWrapper(DingActionWrapper):
 class NormalizedActionWrapper(DingActionWrapper):
     """Let the agent act in [-1, 1] and map its actions linearly onto the inner Box's finite bounds.
 
-    The action space becomes ``Box(-1, 1, shape, float32)``; actions are clipped to [-1, 1] first, so
-    -1, 0 and 1 land exactly on the low bound, the midpoint and the high bound.
+    The action space becomes ``Box(-1, 1, shape, float32)`` (a ``ClippedBox`` when the inner one is: an env
+    that clips its actions still does); actions are clipped to [-1, 1] first, so -1, 0 and 1 land exactly on
+    the low bound, the midpoint and the high bound.
 
     Example:
         >>> inner = spaces.Box(np.array([-2.0, 0.0]), np.array([2.0, 10.0]), dtype=np.float64)
@@ -116,7 +122,8 @@ class NormalizedActionWrapper(DingActionWrapper):
         obs_space: spaces.Space[Any], act_space: spaces.Space[Any], rew_space: spaces.Space[Any]
     ) -> SpaceTriple:
         box = _finite_box(act_space, "normalized_action")
-        return obs_space, spaces.Box(-1.0, 1.0, shape=box.shape, dtype=np.float32), rew_space
+        unit = spaces.Box(-1.0, 1.0, shape=box.shape, dtype=np.float32)
+        return obs_space, ClippedBox.of(unit) if isinstance(box, ClippedBox) else unit, rew_space
 
     def _setup(self) -> None:
         box: spaces.Box = self.env.action_space  # type: ignore[assignment]

@@ -29,6 +29,8 @@ cartpole_swingup_pixels_ppo_config = dict(
         evaluator_env_num=5,
         n_evaluator_episode=5,
         stop_value=750,
+        # PPO's Gaussian actions are unbounded: clip them into [-1, 1] (without this they are refused)
+        env_wrapper=["continuous_action_clip"],
     ),
     policy=dict(
         cuda=False,

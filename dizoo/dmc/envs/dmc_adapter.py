@@ -17,11 +17,15 @@ from collections.abc import Mapping
 from typing import Any
 
 import gymnasium as gym
+import mujoco
 import numpy as np
 from dm_control import suite
 from gymnasium import spaces
 
 from ding.errors import ConfigError, unknown_name_message
+
+_INTEGRATION_STATE = int(mujoco.mjtState.mjSTATE_INTEGRATION)
+"""What :meth:`DMCAdapter.get_state` takes of the physics: everything a step reads (warm start included)."""
 
 DMC_STATE_SIZES: dict[tuple[str, str], tuple[int, int]] = {
     ("acrobot", "swingup"): (6, 1),
@@ -251,6 +255,29 @@ class DMCAdapter(gym.Env[np.ndarray, np.ndarray]):
     def render(self) -> np.ndarray:  # type: ignore[override]
         """The camera frame, ``(height, width, 3)`` uint8 (whatever ``render_mode`` is)."""
         return self._env.physics.render(height=self.height, width=self.width, camera_id=self.camera_id)
+
+    def get_state(self) -> dict[str, Any]:
+        """The task's whole state: the physics' integration state (positions, velocities, activations, warm
+        start, ...), the task's random stream, the episode's step count and this env's RNG."""
+        env = self._env
+        return {
+            "physics": env.physics.get_state(sig=_INTEGRATION_STATE).copy(),
+            "task_random": env.task.random.get_state(),
+            # dm_control's Environment keeps its place in the episode in these two attributes (no public API)
+            "step_count": env._step_count,
+            "reset_next_step": env._reset_next_step,
+            "np_random": self.np_random.bit_generator.state,
+        }
+
+    def set_state(self, state: Mapping[str, Any]) -> None:
+        """Restore a state from :meth:`get_state`; the derived quantities are recomputed from it."""
+        env = self._env
+        with env.physics.reset_context():
+            env.physics.set_state(state["physics"], sig=_INTEGRATION_STATE)
+        env.task.random.set_state(state["task_random"])
+        env._step_count = state["step_count"]
+        env._reset_next_step = state["reset_next_step"]
+        self.np_random.bit_generator.state = state["np_random"]
 
     def close(self) -> None:
         """Release the physics and its rendering contexts; the env cannot be used afterwards."""

@@ -300,6 +300,7 @@ KWARGS: dict[str, KwargsRule] = {
     "obs_plus_prev_action_reward": lambda s, env: (
         st.just({}) if not isinstance(s.action, (spaces.Dict, spaces.Tuple)) and is_box(s.reward) else None
     ),
+    "transformers": lambda s, env: st.fixed_dictionaries({"expected_episode_length": st.integers(1, 8)}),
     # episodes
     "eval_episode_return": lambda s, env: st.just({}),
     "time_limit": lambda s, env: st.fixed_dictionaries({"max_episode_steps": st.none() | st.integers(1, 50)}),

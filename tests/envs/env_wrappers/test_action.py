@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 
+from ding.envs.conversion import ClippedBox
 from ding.envs.env_wrappers import update_shape, update_space
 from ding.envs.env_wrappers.action import (
     ActionOffsetWrapper,
@@ -59,7 +60,8 @@ def test_clip_clips_each_dimension_to_its_bounds() -> None:
     np.testing.assert_array_equal(inner.received[0], [3.0, 0.0])
     np.testing.assert_array_equal(inner.received[1], [-2.0, 0.25])
     assert inner.received[0].dtype == np.float32
-    assert env.action_space == inner.action_space
+    assert isinstance(env.action_space, ClippedBox) and env.action_space == ClippedBox.of(inner.action_space)
+    assert env.action_space != inner.action_space  # same bounds, but it takes actions the inner space refuses
 
 
 def test_clip_rejects_discrete_and_multibinary() -> None:
@@ -69,6 +71,17 @@ def test_clip_rejects_discrete_and_multibinary() -> None:
         TypeError, match=r"continuous_action_clip needs a continuous \(Box\) action space; got MultiBinary\(2\)"
     ):
         ContinuousActionClipWrapper(RecordingEnv(spaces.MultiBinary(2)))
+
+
+def test_clip_declares_a_clipped_box_that_normalized_action_keeps() -> None:
+    box = _box([-2.0], [2.0])
+    clipped = update_space(spaces.Box(-1, 1, (3,)), box, None, ["continuous_action_clip"]).action
+    assert isinstance(clipped, ClippedBox) and clipped == ClippedBox.of(box)
+    unit = update_space(spaces.Box(-1, 1, (3,)), box, None, ["continuous_action_clip", "normalized_action"]).action
+    assert unit == ClippedBox(-1.0, 1.0, (1,), np.float32)
+    plain = update_space(spaces.Box(-1, 1, (3,)), box, None, ["normalized_action"]).action
+    assert type(plain) is spaces.Box  # strict unless something in the chain clips
+    assert update_shape((3,), (1,), (1,), ["continuous_action_clip", "normalized_action"]) == ((3,), (1,), (1,))
 
 
 # --- normalized_action ------------------------------------------------------------------------------------------
