@@ -1,4 +1,4 @@
-"""Env managers that run batches of envs: serial, subprocess (sync and async), zmq, Ray, envpool, and their configs.
+"""Env managers that run batches of envs: serial, threads, subprocess (sync, async), zmq, Ray, envpool; their configs.
 
 DI-engine's module names work too: ``base_env_manager``, ``subprocess_env_manager`` and ``envpool_env_manager``.
 """
@@ -14,6 +14,7 @@ from ding.envs.env_manager.factory import ENV_MANAGER_REGISTRY, create_env_manag
 from ding.envs.env_manager.shm_buffer import ShmBuffer
 from ding.envs.env_manager.state import EnvState
 from ding.envs.env_manager.subprocess_manager import AsyncSubprocessEnvManager, SyncSubprocessEnvManager
+from ding.envs.env_manager.thread_manager import ThreadEnvManager
 from ding.envs.env_manager.v2 import BaseEnvManagerV2, SubprocessEnvManagerV2
 from ding.envs.env_manager.vector import ManagerVectorEnv, make_vector_env
 
@@ -34,6 +35,7 @@ __all__ = [
     "ShmBuffer",
     "SubprocessEnvManagerV2",
     "SyncSubprocessEnvManager",
+    "ThreadEnvManager",
     "ZmqEnvManager",
     "create_env_manager",
     "get_env_manager_cls",

@@ -13,6 +13,7 @@ from ding.envs.env_manager.env_fn import EnvFn
 from ding.envs.env_manager.envpool.manager import EnvPoolEnvManager
 from ding.envs.env_manager.settings import check_import_names
 from ding.envs.env_manager.subprocess_manager import AsyncSubprocessEnvManager, SyncSubprocessEnvManager
+from ding.envs.env_manager.thread_manager import ThreadEnvManager
 from ding.envs.env_manager.v2 import BaseEnvManagerV2, SubprocessEnvManagerV2
 from ding.utils.registry import Registry
 
@@ -24,6 +25,7 @@ ENV_MANAGER_REGISTRY.register("subprocess_v2")(SubprocessEnvManagerV2)
 ENV_MANAGER_REGISTRY.register("async_subprocess")(AsyncSubprocessEnvManager)
 ENV_MANAGER_REGISTRY.register("ray")(RayEnvManager)
 ENV_MANAGER_REGISTRY.register("zmq")(ZmqEnvManager)
+ENV_MANAGER_REGISTRY.register("thread")(ThreadEnvManager)
 ENV_MANAGER_REGISTRY.register("envpool")(EnvPoolEnvManager)
 ENV_MANAGER_REGISTRY.register("env_pool")(EnvPoolEnvManager)  # DI-engine's name
 

@@ -1,7 +1,8 @@
 """Manager kinds the env manager tests run against, and a factory that closes what it builds.
 
 Kinds: ``base`` (in-process), ``subprocess-1`` / ``subprocess-2`` (one or two envs per worker), ``in-caller`` (two
-envs per group, the calling process stepping group 0 itself), ``async`` (``wait_num`` = every env and no wait
+envs per group, the calling process stepping group 0 itself), ``thread`` (one thread of this process per env),
+``async`` (``wait_num`` = every env and no wait
 timeout, so every step returns a full batch),
 ``spawn`` (subprocess with the ``spawn`` start method; slow to start, so only a few tests use it), and
 ``ray`` / ``ray-2`` (Ray actors with one or two envs each, stepped by Ray calls), ``ray-zmq`` (Ray actors
@@ -24,6 +25,7 @@ KIND_CONFIGS: dict[str, dict[str, Any]] = {
     "subprocess-1": {"type": "subprocess", "envs_per_worker": 1},
     "subprocess-2": {"type": "subprocess", "envs_per_worker": 2},
     "in-caller": {"type": "subprocess", "envs_per_worker": 2, "step_in_caller": True},
+    "thread": {"type": "thread", "envs_per_worker": 1},
     "async": {"type": "async_subprocess", "step_wait_timeout": None},
     "spawn": {"type": "subprocess", "context": "spawn"},
     "ray": {"type": "ray", "envs_per_worker": 1},
@@ -34,7 +36,7 @@ KIND_CONFIGS: dict[str, dict[str, Any]] = {
     "zmq-tcp": {"type": "zmq", "envs_per_worker": 1, "endpoint": "tcp"},
     "zmq-2": {"type": "zmq", "envs_per_worker": 2},
 }
-FAST_KINDS = ("base", "subprocess-1", "subprocess-2", "in-caller", "async", "ray", "ray-zmq", "ray-shm", "zmq")
+FAST_KINDS = ("base", "subprocess-1", "subprocess-2", "in-caller", "thread", "async", "ray", "ray-zmq", "ray-shm", "zmq")
 """Kinds every test runs against (``spawn`` is chosen explicitly where it is worth its start-up time)."""
 RAY_DEFAULT_SUITES = ("test_conformance",)
 """Suites that run against ``ray`` in the default run. A Ray actor takes 0.5-1 s to start on 2 cores, so the
@@ -43,7 +45,7 @@ RAY_SUITE_KINDS = {"test_bad_input": ("ray",)}
 """Suites that run against some ray kinds only. Bad input is refused by manager code that the ray transports share
 with ``ray``, ``zmq`` and ``subprocess`` (checked before any actor is involved), so one ray kind covers it."""
 SUBPROCESS_KINDS = ("subprocess-1", "subprocess-2", "async")
-IN_PROCESS_ENV_KINDS = ("base", "in-caller")
+IN_PROCESS_ENV_KINDS = ("base", "in-caller", "thread")
 """Kinds where env 0 lives in the calling process: tests of worker faults on env 0 (``with_workers``) leave them out."""
 RAY_KINDS = ("ray", "ray-2", "ray-zmq", "ray-shm")
 
@@ -81,8 +83,8 @@ def ray_cluster() -> Iterator[str]:
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Parametrize ``manager_kind`` over FAST_KINDS; ray kinds are slow outside RAY_DEFAULT_SUITES (some left out).
 
-    A test marked ``with_workers`` runs only on the kinds whose env 0 lives in a worker process (not ``base`` and
-    ``in-caller``).
+    A test marked ``with_workers`` runs only on the kinds whose env 0 lives in a worker process (not ``base``,
+    ``in-caller`` and ``thread``).
     """
     if "manager_kind" not in metafunc.fixturenames:
         return

@@ -378,6 +378,8 @@ def test_env_attributes_and_listed_methods_fan_out(manager_kind: str) -> None:
         pids = manager.built_in_pid
         if manager_kind == "base":
             assert pids == [os.getpid()] * 3
+        elif manager_kind == "thread":  # envs in threads of this process, no worker process
+            assert pids == [os.getpid()] * 3 and manager.worker_pids == [None] * 3
         elif manager_kind == "in-caller":  # group 0 (envs 0, 1) is stepped here, group 1 in its worker
             workers = manager.worker_pids
             assert pids == [os.getpid(), os.getpid(), workers[1]] and workers[1] != os.getpid()

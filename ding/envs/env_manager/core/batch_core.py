@@ -37,7 +37,7 @@ from ding.envs.env_manager.settings import reset_wait
 from ding.envs.env_manager.state import EnvState
 from ding.envs.probe import probe_spaces
 from ding.envs.spaces import EnvSpaces
-from ding.errors import EnvSpecError
+from ding.errors import ConfigError, EnvSpecError
 
 
 def _free(buffers: list[SharedBuffers]) -> None:
@@ -56,6 +56,8 @@ class BatchCore(InFlight):
         "step_timeout": 60.0,
         "reset_timeout": 60.0,
         "connect_timeout": 60.0,
+        "start_serially": False,  # start one worker after the previous one has built its envs (simulators that
+        # cannot start concurrently); otherwise every worker starts at once
     }
 
     def __init__(self, env_fn: Sequence[Any], cfg: Mapping[str, Any] | None = None) -> None:
@@ -72,6 +74,8 @@ class BatchCore(InFlight):
         self._owned_buffers: list[SharedBuffers] = []
         self._spin = SpinBudget(SPIN_LIMIT)
         self._channel: Channel | None = None
+        if self._cfg.start_serially not in (True, False):
+            raise ConfigError(f"env.manager.start_serially must be True or False, got {self._cfg.start_serially!r}")
         self._init_in_flight()
         # If the manager is dropped or the interpreter exits without close(), still free its shared memory.
         weakref.finalize(self, _free, self._owned_buffers)
@@ -112,9 +116,7 @@ class BatchCore(InFlight):
                 channel = self._channel
                 weakref.finalize(self, channel.close)
             self._channel.open(len(self._groups))
-            for w in range(len(self._groups)):
-                self._channel.start(self._setup(w))
-            startups = [self._await_startup(w) for w in range(len(self._groups))]
+            startups = self._start_workers(self._channel)
             if not self._spaces_declared and self._classes_declare(startups):
                 self._spaces_declared = True  # built by factories, but of classes that declare these spaces
                 self._spaces = startups[0][self._groups[0][0]]
@@ -133,6 +135,19 @@ class BatchCore(InFlight):
             self._apply_seeds()
         if self._replay_dirs is not None:
             self._apply_replay()
+
+    def _start_workers(self, channel: Channel) -> list[dict[int, EnvSpaces]]:
+        """Start every group's worker (all at once, or each after the previous one started); their startups."""
+        groups = range(len(self._groups))
+        if self._cfg.start_serially:
+            startups = []
+            for w in groups:
+                channel.start(self._setup(w))
+                startups.append(self._await_startup(w))
+            return startups
+        for w in groups:
+            channel.start(self._setup(w))
+        return [self._await_startup(w) for w in groups]
 
     def _classes_declare(self, startups: Sequence[dict[int, EnvSpaces]]) -> bool:
         """Whether every probed env's class declares its spaces, equal to the built ones and to each other's.

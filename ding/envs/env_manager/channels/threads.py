@@ -1,0 +1,179 @@
+"""Env groups stepped in threads of the calling process (manager type ``thread``).
+
+For simulators that release the GIL while they step (MuJoCo, many C++ or GPU simulators) threads step groups in
+parallel without a process per group: no pickling of constructors, no process start, and the envs' memory is
+shared with the caller. Each group's thread runs the same :class:`~ding.envs.env_manager.core.worker.Worker` as a
+worker process (on the same shared-memory rows), answering the core's messages through queues. What threads give
+up: a crash in env code is a crash of the caller (an exception is still caught per env), and a thread stuck in a
+step cannot be killed: past ``step_timeout`` its group is abandoned (the thread keeps running as a daemon until the
+call returns) and a new thread with new envs takes the group.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import pickle
+import queue
+import threading
+import time
+from collections.abc import Sequence
+
+import cloudpickle
+
+from ding.envs.env_manager.core.channel import Reply, WorkerSetup
+from ding.envs.env_manager.core.commands import Command, CommandKind
+from ding.envs.env_manager.core.failure import Failure
+from ding.envs.env_manager.core.spin import SpinBudget
+from ding.envs.env_manager.core.worker import Worker
+
+CLOSE_GRACE = 5.0
+"""Seconds ``close`` waits for each thread to close its envs."""
+
+
+@dataclasses.dataclass
+class _GroupThread:
+    """One group's thread, its inbox, and the generation its replies are tagged with."""
+
+    thread: threading.Thread
+    inbox: queue.SimpleQueue[bytes | None]
+    generation: int
+
+
+class ThreadChannel:
+    """One thread per env group; replies come back on one queue, tagged with the group and its generation."""
+
+    def __init__(self) -> None:
+        self.groups: list[_GroupThread | None] = []
+        self.replies: queue.SimpleQueue[tuple[int, int, Reply]] = queue.SimpleQueue()
+        self.arrived: dict[int, list[Reply]] = {}  # replies taken off the queue, not yet received, by group
+        self.generations = 0
+
+    def open(self, group_count: int) -> None:
+        if len(self.groups) != group_count:
+            self.groups = [None] * group_count
+
+    def start(self, setup: WorkerSetup) -> None:
+        self.generations += 1
+        inbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        generation = self.generations
+        thread = threading.Thread(
+            target=self._serve, args=(setup, inbox, generation), name=f"ding-env-thread-{setup.index}", daemon=True
+        )
+        self.groups[setup.index] = _GroupThread(thread, inbox, generation)
+        self.arrived.pop(setup.index, None)
+        thread.start()
+
+    def _serve(self, setup: WorkerSetup, inbox: queue.SimpleQueue[bytes | None], generation: int) -> None:
+        w = setup.index
+        try:
+            worker = Worker(setup.env_ids, cloudpickle.loads(setup.env_fns_blob))
+            self.replies.put((w, generation, worker.start(setup.layout)))
+        except BaseException as exc:  # the core sees a broken group rather than a silent one
+            self.replies.put((w, generation, Failure.broken(f"env thread {w} could not start: {exc!r}")))
+            return
+        while True:
+            message = inbox.get()
+            if message is None:
+                worker.close()
+                return
+            try:
+                reply = worker.respond(message)
+            except BaseException as exc:  # Worker catches env errors; this is a fault of the thread itself
+                self.replies.put((w, generation, Failure.died(f"env thread {w} failed: {exc!r}")))
+                return
+            if reply is None:  # the worker closed its envs
+                return
+            self.replies.put((w, generation, reply))
+
+    def send(self, w: int, message: bytes) -> Failure | None:
+        group = self.groups[w]
+        if group is None or not group.thread.is_alive():
+            return Failure.died(f"env thread {w} is not running")
+        group.inbox.put(message)
+        return None
+
+    def _drain(self, timeout: float | None) -> bool:
+        """Move replies from the queue to ``arrived`` (dropping stale generations); wait up to ``timeout`` for one."""
+        try:
+            item = self.replies.get(timeout=timeout) if timeout != 0 else self.replies.get_nowait()
+        except queue.Empty:
+            return False
+        while True:
+            w, generation, reply = item
+            group = self.groups[w] if w < len(self.groups) else None
+            if group is not None and group.generation == generation:
+                self.arrived.setdefault(w, []).append(reply)
+            try:
+                item = self.replies.get_nowait()
+            except queue.Empty:
+                return True
+
+    def _ready(self, workers: Sequence[int]) -> list[int]:
+        ready = []
+        for w in workers:
+            group = self.groups[w]
+            if self.arrived.get(w) or group is None or not group.thread.is_alive():
+                ready.append(w)
+        return ready
+
+    def poll(self, workers: Sequence[int], timeout: float | None) -> list[int]:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        self._drain(0)
+        while not (ready := self._ready(workers)):
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if remaining is not None and remaining <= 0:
+                return []
+            self._drain(remaining)
+        return sorted(ready)
+
+    def receive(
+        self, workers: Sequence[int], timeout: float | None, spin: SpinBudget | None = None
+    ) -> dict[int, Reply]:
+        results: dict[int, Reply] = {}
+        deadline = None if timeout is None else time.monotonic() + timeout
+        waiting = list(workers)
+        self._drain(0)
+        while waiting:
+            for w in list(waiting):
+                if self.arrived.get(w):
+                    results[w] = self.arrived[w].pop(0)
+                    waiting.remove(w)
+                elif (group := self.groups[w]) is None or not group.thread.is_alive():
+                    results[w] = Failure.died(f"env thread {w} has ended")
+                    waiting.remove(w)
+            if not waiting:
+                break
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if remaining is not None and remaining <= 0:
+                for w in waiting:
+                    results[w] = Failure.timeout(f"env thread {w} did not answer within {timeout} s")
+                break
+            self._drain(remaining)
+        return results
+
+    def stop(self, w: int) -> None:
+        """Drop group ``w``'s thread: asked to close its envs if it is idle; a stuck one is abandoned (a daemon)."""
+        group = self.groups[w] if w < len(self.groups) else None
+        if group is None:
+            return
+        self.groups[w] = None
+        self.arrived.pop(w, None)
+        group.inbox.put(None)
+
+    def close(self) -> None:
+        groups = [g for g in self.groups if g is not None]
+        message = pickle.dumps(Command(CommandKind.CLOSE))
+        for group in groups:
+            group.inbox.put(message)
+            group.inbox.put(None)
+        deadline = time.monotonic() + CLOSE_GRACE
+        for group in groups:
+            with contextlib.suppress(RuntimeError):
+                group.thread.join(max(0.0, deadline - time.monotonic()))
+        self.groups = [None] * len(self.groups)
+        self.arrived = {}
+
+    def pids(self) -> list[int | None]:
+        """None for every group: the envs live in the calling process, in no worker process of their own."""
+        return [None] * len(self.groups)
