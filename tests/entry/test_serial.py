@@ -97,7 +97,8 @@ def test_serial_with_several_seeds_and_an_exp_name(
     monkeypatch.chdir(tmp_path)
     assert main(["-m", "serial", "-c", CARTPOLE, "-s", "1", "-s", "2", "--exp-name", "smoke", "--train-iter", "3"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert [line.split(":")[0] for line in lines] == ["seed 1", "seed 2"]
+    assert [line.split(":")[0] for line in lines[:2]] == ["seed 1", "seed 2"]
+    assert [line.split()[0] for line in lines[2:]] == ["seed", "1", "2", "mean", "std"]  # the table across seeds
     for seed in (1, 2):
         main_config, _ = read_config(tmp_path / f"smoke_seed{seed}" / "total_config.py")
         assert (main_config.seed, main_config.exp_name) == (seed, f"smoke_seed{seed}")

@@ -243,6 +243,10 @@ KWARGS: dict[str, KwargsRule] = {
         s.observation, is_image, horizontal=st.booleans(), vertical=st.booleans(), channel_order=ORDERS
     ),
     "frame_stack": lambda s, env: _with_fields(s.observation, is_box, n_frames=st.integers(1, 10)),
+    # task tools: task_id and curriculum need a MultitaskEnv inside (their chains are proven in cases_task_tools.py)
+    "task_id": lambda s, env: None,
+    "curriculum": lambda s, env: None,
+    "profiler": lambda s, env: st.fixed_dictionaries({"log_at_close": st.booleans()}),
     # observations
     "flat_obs": lambda s, env: st.just({}),
     "flatten_observation": lambda s, env: _with_fields(
