@@ -173,7 +173,8 @@ def test_dynamic_seeds_give_new_starts_each_episode() -> None:
 
 
 def test_send_recv_and_step_batch() -> None:
-    manager = cartpole(4, batch_size=2)
+    fns = [functools.partial(CartPoleEnv, cfg={}) for _ in range(4)]
+    manager = EnvPoolEnvManager(fns, {"env_id": "CartPole-v1", "batch_size": 2})
     manager.async_reset()
     try:
         seen: list[int] = []
@@ -221,8 +222,8 @@ def test_created_by_name_with_ding_and_di_engine_spellings() -> None:
         ({"env_id": "CartPole-v1", "options": {"stak_num": 2}}, r"stak_num is not an option .* max_episode_steps"),
         ({"env_id": "CartPole-v1", "options": {"seed": 2}}, r"env.manager.seed is set by the envpool manager"),
         (
-            {"env_id": "CartPole-v1", "options": {"batch_size": 1}},
-            r"options.batch_size would make an asynch",
+            {"env_id": "CartPole-v1", "options": {"batch_size": 3}},
+            r"must divide the env count 2, got 3",
         ),
         ({"env_id": "CartPole-v1", "shared_memory": True}, r"shared_memory is True, but the envpool manager has no"),
         ({"env_id": "CartPole-v1", "env_num": 0}, r"needs env_num, an int >= 1 .* got 0"),
@@ -253,6 +254,44 @@ def test_bad_actions_and_unsupported_calls_are_refused() -> None:
     finally:
         manager.close()
     assert manager.closed and manager._pool is None
+
+
+def test_di_engine_async_pool_returns_batch_size_envs_per_step() -> None:
+    cfg = {"env_id": "Pong-v5", "env_num": 16, "batch_size": 8, "seed": 3, "episodic_life": False, "stack_num": 4}
+    manager = PoolEnvManager(cfg)
+    assert manager._closed and manager.partial_batches
+    manager.launch()
+    try:
+        assert len(manager.ready_obs) == 16
+        for _ in range(20):
+            timesteps = manager.step({i: np.random.randint(4) for i in manager.ready_obs})
+            assert len(timesteps) == 8
+            assert len(manager.ready_obs) == 8  # the other 8 are in the pool
+        with pytest.raises(EnvManagerError, match="step_batch needs every env back at once"):
+            manager.step_batch(np.zeros(16, dtype=np.int64))
+    finally:
+        manager.close()
+    assert manager._closed
+
+
+def test_an_async_pool_resets_ended_episodes_and_every_env_keeps_stepping() -> None:
+    manager = cartpole(4, options={"batch_size": 2, "max_episode_steps": 7})
+    manager.seed(0)
+    manager.launch()
+    try:
+        steps = dict.fromkeys(range(4), 0)
+        ends = dict.fromkeys(range(4), 0)
+        for _ in range(80):
+            for env_id, timestep in manager.step({i: 1 for i in manager.ready_obs_id}).items():
+                steps[env_id] += 1
+                assert int(timestep.info["elapsed_step"]) == (steps[env_id] - 1) % 7 + 1 or timestep.done
+                if timestep.done:
+                    ends[env_id] += 1
+                    steps[env_id] = 0
+                    assert timestep.info["eval_episode_return"] > 0
+        assert all(count >= 2 for count in ends.values())
+    finally:
+        manager.close()
 
 
 CONFIG = """

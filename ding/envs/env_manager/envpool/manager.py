@@ -13,9 +13,14 @@ then). Each env's later episodes continue its random stream (``dynamic_seed=True
 same starts (an env reset alone continues its stream). Seeds are taken modulo ``2**31 - 1``
 (envpool's seeds are signed 32-bit).
 
-The pool steps every env it is sent at once (envpool's synchronous mode); ``recv`` returns at least
-``batch_size`` envs (DI-engine's ``batch_size``). Not offered, and refused with the reason: envpool's
-own asynchronous pool (``options.batch_size``), reset keyword arguments, videos
+By default the pool returns every env it is sent (envpool's synchronous mode). With
+``options.batch_size`` below the env count (DI-engine's ``batch_size``) the pool is asynchronous:
+each ``step`` sends the given envs and returns the first ``batch_size`` results to come back (others
+stay in the pool, out of ``ready_obs``, and return in a later step; ``step({})`` when none is ready
+takes the next batch), and an ended episode's reset is sent at once, its first observation joining
+``ready_obs`` when it arrives. Enough envs must be in the pool for a batch (else an error says so),
+so give an asynchronous pool to collectors, not to evaluators that stop envs after ``episode_num``
+episodes. Not offered, and refused with the reason: reset keyword arguments, videos
 (``enable_save_replay``), env method calls and ``env_ref`` (the envs are C++ objects).
 
 Example:
@@ -37,6 +42,7 @@ from typing import Any, ClassVar
 import numpy as np
 from gymnasium import spaces
 
+from ding.envs.env_manager import async_api
 from ding.envs.env_manager.base_manager import BaseEnvManager
 from ding.envs.env_manager.envpool.spec import (
     envpool_seed,
@@ -90,17 +96,23 @@ class EnvPoolEnvManager(BaseEnvManager):
     }
 
     def __init__(self, env_fn: Sequence[Any] | Mapping[str, Any], cfg: Mapping[str, Any] | None = None) -> None:
+        di_engine_seed = None
         if isinstance(env_fn, Mapping):  # DI-engine's PoolEnvManager(cfg)
             if cfg is not None:
                 raise TypeError("EnvPoolEnvManager takes (cfg) or (env_fn, cfg), not a config twice")
             env_fn, cfg = (), dict(env_fn)
             manager_keys = set(type(self).config) | {"type", "import_names", "cfg_type"}
+            di_engine_seed = cfg.pop("seed", None)
             flat = {key: cfg.pop(key) for key in list(cfg) if key not in manager_keys}  # DI-engine's flat options
+            if "batch_size" in cfg:  # DI-engine's batch_size is the pool's (below env_num: asynchronous)
+                flat["batch_size"] = cfg.pop("batch_size")
             cfg["options"] = {**flat, **dict(cfg.get("options") or {})}
         user = dict(cfg or {})
         task_id = user.get("env_id") or _task_of(env_fn)
         options = dict(user.pop("options", None) or {})
         env_num = _env_num(user.pop("env_num", None), env_fn)
+        self._pool_batch = _pool_batch(options.pop("batch_size", None), env_num)
+        self.partial_batches = self._pool_batch < env_num
         self._options = pool_options(task_id, options)
         _refuse_unused(user)
         self._env_spaces = pool_spaces(task_id, self._options)
@@ -109,8 +121,11 @@ class EnvPoolEnvManager(BaseEnvManager):
         self._pool: Any = None
         self._seeded_pool = False  # the pool was built with the current seeds
         self._returns = np.zeros(env_num, dtype=np.float64)
-        self._in_pool: list[int] = []  # envs sent to the pool and not yet received
-        self._received: dict[int, BaseEnvTimestep] = {}
+        self._stepping: set[int] = set()  # envs with a step in the pool
+        self._resetting: set[int] = set()  # envs with a reset in the pool
+        self._received: dict[int, BaseEnvTimestep] = {}  # step results received, not yet returned
+        if di_engine_seed is not None:
+            self.seed(di_engine_seed)
 
     # ----- what the base manager builds in this process, done by the pool --------------------------------------
     @property
@@ -132,7 +147,7 @@ class EnvPoolEnvManager(BaseEnvManager):
         kwargs: dict[str, Any] = {
             "env_type": "gymnasium",
             "num_envs": self._env_num,
-            "batch_size": self._env_num,
+            "batch_size": self._pool_batch,
             "num_threads": self._cfg.num_threads,
             "thread_affinity_offset": self._cfg.thread_affinity_offset,
             **self._options,
@@ -143,7 +158,7 @@ class EnvPoolEnvManager(BaseEnvManager):
         with quiet_box_casts():
             self._pool = import_envpool().make(self._task_id, **kwargs)
         self._seeded_pool = True
-        self._in_pool, self._received = [], {}
+        self._stepping, self._resetting, self._received = set(), set(), {}
 
     def _apply_seeds(self, env_ids: Sequence[int] | None = None) -> None:
         self._seeded_pool = False  # applied when every env is next reset
@@ -164,29 +179,50 @@ class EnvPoolEnvManager(BaseEnvManager):
         env_ids = sorted(params)
         if not env_ids:
             return
-        self._collect_in_pool()
         every = len(env_ids) == self._env_num
         if every and (not self._seeded_pool or self._dynamic_seed is False) and self._pool is not None:
+            self._settle()
             self._build_pool()
+        if self._pool_batch == self._env_num:
+            self._settle()  # a synchronous pool holds one batch at a time
         for env_id in env_ids:
             self._env_states[env_id] = EnvState.RESET
-        with quiet_box_casts():
-            obs, info = self._pool.reset(np.asarray(env_ids, dtype=np.int32))
-        for row, env_id in enumerate(info["env_id"]):
-            self._ready_obs[int(env_id)] = obs[row]
-            self._env_states[int(env_id)] = EnvState.RUN
-            self._returns[int(env_id)] = 0.0
+            self._ready_obs.pop(env_id, None)
+        self._resetting.update(env_ids)
+        self._pool._reset(np.asarray(env_ids, dtype=np.int32))  # envpool's non-blocking reset of these envs
+        if self._pool_batch == self._env_num or every:
+            while self._resetting:  # a synchronous pool, or a launch: the first observations now
+                self._receive_batch()
 
     def _step_envs(self, actions: Mapping[int, Any]) -> dict[int, BaseEnvTimestep]:
         self._send_to_pool(actions)
-        return self._collect_in_pool(list(actions))
+        self._receive_batch()
+        if not self.partial_batches:
+            return {env_id: self._received.pop(env_id) for env_id in actions}
+        received, self._received = self._received, {}
+        return received
+
+    def step(self, actions: Mapping[int, Any]) -> dict[int, BaseEnvTimestep]:
+        """As every manager's; an asynchronous pool with no env ready also takes ``{}``: the next batch back."""
+        if self.partial_batches and not actions and (self._stepping or self._resetting) and not self._closed:
+            async_api.check_idle(self, "step")
+            return self._step_checked({})
+        return super().step(actions)
+
+    def step_batch(self, actions: Any) -> Any:
+        if self.partial_batches:
+            raise EnvManagerError(
+                f"step_batch needs every env back at once; this pool returns {self._pool_batch} of "
+                f"{self._env_num} envs per step (options.batch_size): use step() or send() / recv()"
+            )
+        return super().step_batch(actions)
 
     def _renew_env(self, env_id: int) -> None:
         """A pool's env cannot be rebuilt alone: the reset that follows starts it afresh."""
 
     def _close_envs(self) -> None:
         pool, self._pool = self._pool, None
-        self._in_pool, self._received = [], {}
+        self._stepping, self._resetting, self._received = set(), set(), {}
         if pool is not None:
             pool.close()
 
@@ -216,26 +252,45 @@ class EnvPoolEnvManager(BaseEnvManager):
     def _async_receive(
         self, pending: Mapping[int, Any], wanted: int, timeout: float | None
     ) -> dict[int, BaseEnvTimestep]:
-        self._collect_in_pool()
+        while sum(env_id in self._received for env_id in pending) < wanted and (self._stepping or self._resetting):
+            self._receive_batch()
         return {env_id: self._received.pop(env_id) for env_id in list(pending) if env_id in self._received}
 
-    # ----- one pool step --------------------------------------------------------------------------------------
+    # ----- the pool's traffic ---------------------------------------------------------------------------------
     def _send_to_pool(self, actions: Mapping[int, Any]) -> None:
-        if self._in_pool:  # the pool steps one batch at a time: collect the one in flight first
-            self._collect_in_pool()
+        if self._pool_batch == self._env_num:
+            self._settle()  # a synchronous pool holds one batch at a time
+        if not actions:
+            return
         env_ids = np.fromiter(actions, dtype=np.int32, count=len(actions))
         self._pool.send(_action_rows(list(actions.values()), self.action_space), env_ids)
-        self._in_pool = env_ids.tolist()
+        self._stepping.update(actions)
+        for env_id in actions:
+            self._ready_obs.pop(env_id, None)  # in the pool until its result comes back
 
-    def _collect_in_pool(self, wanted: Sequence[int] = ()) -> dict[int, BaseEnvTimestep]:
-        """Receive the batch in flight (if any) into ``_received``; return and drop the timesteps of ``wanted``."""
-        if self._in_pool:
-            self._in_pool = []
-            obs, reward, terminated, truncated, info = self._pool.recv()
-            ids = info["env_id"]
-            for row, env_id in enumerate(ids.tolist()):
+    def _settle(self) -> None:
+        """Receive everything in the pool (results wait in ``_received``)."""
+        while self._stepping or self._resetting:
+            self._receive_batch()
+
+    def _receive_batch(self) -> None:
+        """One ``recv`` of the pool: step results go to ``_received``, reset results make their envs ready."""
+        in_pool = len(self._stepping) + len(self._resetting)
+        if in_pool < min(self._pool_batch, self._env_num) and self._pool_batch < self._env_num:
+            raise EnvManagerError(
+                f"the pool returns {self._pool_batch} envs at a time, but only {in_pool} are in it "
+                f"(stepping {sorted(self._stepping)}, resetting {sorted(self._resetting)}): send more envs"
+            )
+        obs, reward, terminated, truncated, info = self._pool.recv()
+        for row, env_id in enumerate(info["env_id"].tolist()):
+            if env_id in self._resetting:
+                self._resetting.discard(env_id)
+                self._ready_obs[env_id] = obs[row]
+                self._env_states[env_id] = EnvState.RUN
+                self._returns[env_id] = 0.0
+            else:
+                self._stepping.discard(env_id)
                 self._received[env_id] = self._timestep(row, env_id, obs, reward, terminated, truncated, info)
-        return {env_id: self._received.pop(env_id) for env_id in wanted}
 
     def _timestep(
         self, row: int, env_id: int, obs: Any, reward: Any, terminated: Any, truncated: Any, info: Any
@@ -279,6 +334,18 @@ def _env_num(env_num: Any, env_fn: Any) -> int:
     if env_fn and env_num is not None and env_num != count:
         raise ConfigError(f"env.manager.env_num is {env_num}, but {count} env constructors were given")
     return count
+
+
+def _pool_batch(batch: Any, env_num: int) -> int:
+    """The pool's batch size: every env (synchronous), or a divisor of the env count (asynchronous)."""
+    if batch is None:
+        return env_num
+    if isinstance(batch, bool) or not isinstance(batch, int) or not 1 <= batch <= env_num or env_num % batch:
+        raise ConfigError(
+            f"env.manager.options.batch_size (the envs each pool step returns) must divide the env count "
+            f"{env_num}, got {batch!r}"
+        )
+    return batch
 
 
 def _refuse_unused(user: Mapping[str, Any]) -> None:

@@ -87,11 +87,6 @@ def pool_options(task_id: str, options: Mapping[str, Any]) -> dict[str, Any]:
     """``options`` checked against the task's own: an unknown or manager-set key raises, naming the accepted ones."""
     accepted = task_options(task_id)
     for key in options:
-        if key == "batch_size":
-            raise ConfigError(
-                "env.manager.options.batch_size would make an asynchronous envpool pool, which ding does not offer: "
-                "env.manager.batch_size sets how many envs recv() returns (send / recv overlap stepping)"
-            )
         if key in MANAGED_OPTIONS:
             raise ConfigError(
                 f"env.manager.{key} is set by the envpool manager (env count from the envs, seeds from seed()); "
