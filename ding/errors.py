@@ -131,3 +131,11 @@ class WorkerDiedError(EnvManagerError):
 
 class WorkerTimeoutError(EnvManagerError, TimeoutError):
     """A worker did not answer within its step or reset timeout."""
+
+
+class EnvStateError(DingError, ValueError):
+    """An env state cannot be taken or restored: a token of another env, or one that does not fit this env."""
+
+
+class StateNotSupportedError(EnvStateError, NotImplementedError):
+    """The env's simulator gives no access to its state."""

@@ -21,16 +21,24 @@ from ding.envs.env import (
 from ding.envs.env_manager import *  # noqa: F403  (DI-engine exports every env manager name)
 from ding.envs.env_wrappers import *  # noqa: F403  (DI-engine's ding.envs exports every wrapper name)
 from ding.envs.gym_env import DingEnvWrapper
+from ding.envs.multi_agent import AgentLayout, ParallelEnvWrapper, ParallelEpisodeStatistics, ParallelGymEnv
 from ding.envs.registry import ENV_REGISTRY, env_class, get_env_cls, get_vec_env_setting
 from ding.envs.spaces import EnvSpaces
+from ding.envs.spare_envs import SpareEnvs, SpareEnvsFn, with_spare_envs
 from ding.envs.timestep import BaseEnvTimestep
 
 __all__ = [
     "ENV_REGISTRY",
+    "AgentLayout",
     "BaseEnv",
     "BaseEnvTimestep",
     "DingEnvWrapper",
     "EnvSpaces",
+    "ParallelEnvWrapper",
+    "ParallelEpisodeStatistics",
+    "ParallelGymEnv",
+    "SpareEnvs",
+    "SpareEnvsFn",
     "check_all",
     "check_array_space",
     "check_different_memory",
@@ -42,6 +50,7 @@ __all__ = [
     "env_class",
     "get_env_cls",
     "get_vec_env_setting",
+    "with_spare_envs",
 ]
 __all__ += _env_wrappers.__all__
 __all__ += _env_manager.__all__

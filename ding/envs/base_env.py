@@ -15,12 +15,11 @@ import numpy as np
 from easydict import EasyDict
 from gymnasium import spaces
 
-from ding.envs.env_state import StateNotSupportedError
 from ding.envs.env_wrappers import WrapperChain, trace_spaces
 from ding.envs.seeding import EpisodeSeeds
 from ding.envs.spaces import DEFAULT_REWARD_SPACE, EnvSpaces
 from ding.envs.timestep import BaseEnvTimestep
-from ding.errors import SpacesNotDeclaredError, SpacesNotKnownError
+from ding.errors import SpacesNotDeclaredError, SpacesNotKnownError, StateNotSupportedError
 from ding.utils.merge import deep_merge_dicts
 
 COMMON_ENV_CONFIG: dict[str, Any] = {

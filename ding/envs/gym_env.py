@@ -274,19 +274,26 @@ class DingEnvWrapper(BaseEnv):
             >>> all((env.step(1).obs == obs).all() for obs in first)
             True
         """
-        extra = {
-            "time_step": self._ding_time_step,
-            "game_goes_on": self._game_goes_on,
-            "episode_seeds": getattr(self, "_episode_seeds", None),
-        }
-        return capture_env_state(self._env, type(self).__name__, extra)
+        return capture_env_state(self._env, type(self).__name__, self._own_state())
 
     def set_state(self, state: Any) -> None:
         """Restore a state from :meth:`get_state` of this env (or of another env built from the same config)."""
-        extra = restore_env_state(self._env, type(self).__name__, state)
-        self._ding_time_step = extra["time_step"]
-        self._game_goes_on = extra["game_goes_on"]
-        self._episode_seeds = extra["episode_seeds"]
+        self._restore_own_state(restore_env_state(self._env, type(self).__name__, state))
+
+    def _own_state(self) -> dict[str, Any]:
+        """What this object adds to the state of its gymnasium env; a subclass with more extends both methods."""
+        seeding = ("_seed", "_dynamic_seed", "_episode_seeds")
+        return {
+            "time_step": self._ding_time_step,
+            "game_goes_on": self._game_goes_on,
+            "seeding": {name: getattr(self, name, None) for name in seeding},
+        }
+
+    def _restore_own_state(self, own: dict[str, Any]) -> None:
+        self._ding_time_step = own["time_step"]
+        self._game_goes_on = own["game_goes_on"]
+        for name, value in own["seeding"].items():
+            setattr(self, name, value)
 
     def close(self) -> None:
         if not self._closed:

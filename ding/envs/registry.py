@@ -18,7 +18,13 @@ def _check_env_class(name: str, cls: Any) -> None:
 
 ENV_REGISTRY: Registry[type[BaseEnv]] = Registry("env", validator=_check_env_class)
 
-BUILTIN_ENV_MODULES = ("ding.envs.gym_env", "ding.envs.multitask_env", "ding.envs.unittest_envs")
+BUILTIN_ENV_MODULES = (
+    "ding.envs.gym_env",
+    "ding.envs.multitask_env",
+    "ding.envs.unittest_envs",
+    "ding.envs.multi_agent.env",
+    "ding.envs.spare_envs",
+)
 
 
 def env_class(env_cfg: Mapping[str, Any]) -> type[BaseEnv]:

@@ -93,7 +93,12 @@ class A2CPolicy(PPOPolicy):
             "adv_norm": False,
             "ignore_done": False,
             "learner": {
-                "hook": {"log_show_after_iter": 100, "save_ckpt_after_iter": 10000, "save_ckpt_after_run": True},
+                "hook": {
+                    "log_show_after_iter": 100,
+                    "save_ckpt_after_iter": 10000,
+                    "save_ckpt_after_run": True,
+                    "save_ckpt_after_minutes": None,  # also ckpt/iteration_<N> every that many minutes of wall time
+                },
             },
         },
         "collect": {"n_sample": 80, "unroll_len": 1, "discount_factor": 0.9, "gae_lambda": 0.95},

@@ -96,7 +96,12 @@ class C51Policy(DQNPolicy):
             "target_theta": None,
             "ignore_done": False,
             "learner": {
-                "hook": {"log_show_after_iter": 100, "save_ckpt_after_iter": 10000, "save_ckpt_after_run": True},
+                "hook": {
+                    "log_show_after_iter": 100,
+                    "save_ckpt_after_iter": 10000,
+                    "save_ckpt_after_run": True,
+                    "save_ckpt_after_minutes": None,  # also ckpt/iteration_<N> every that many minutes of wall time
+                },
             },
         },
         "collect": {"n_sample": 8, "unroll_len": 1},
@@ -104,7 +109,8 @@ class C51Policy(DQNPolicy):
         "other": {
             "eps": {"type": "exp", "start": 0.95, "end": 0.1, "decay": 10000},
             # share_frames: store each frame of frame-stack observations once (None: when the env's spec stacks frames)
-            "replay_buffer": {"replay_buffer_size": 10000, "share_frames": None},
+            # save_in_checkpoint: ckpt/iteration_<N> holds the replay buffer, and resuming from it restores the buffer
+            "replay_buffer": {"replay_buffer_size": 10000, "share_frames": None, "save_in_checkpoint": False},
         },
     }
 

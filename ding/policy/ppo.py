@@ -143,7 +143,12 @@ class PPOPolicy(Policy):
             "adv_norm": True,
             "grad_clip_value": 0.5,
             "learner": {
-                "hook": {"log_show_after_iter": 100, "save_ckpt_after_iter": 10000, "save_ckpt_after_run": True},
+                "hook": {
+                    "log_show_after_iter": 100,
+                    "save_ckpt_after_iter": 10000,
+                    "save_ckpt_after_run": True,
+                    "save_ckpt_after_minutes": None,  # also ckpt/iteration_<N> every that many minutes of wall time
+                },
             },
         },
         "collect": {"n_sample": 64, "unroll_len": 1, "discount_factor": 0.99, "gae_lambda": 0.95},

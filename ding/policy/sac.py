@@ -77,13 +77,19 @@ class SACPolicy(Policy):
             "target_entropy": None,
             "ignore_done": False,
             "learner": {
-                "hook": {"log_show_after_iter": 1000, "save_ckpt_after_iter": 10000, "save_ckpt_after_run": True},
+                "hook": {
+                    "log_show_after_iter": 1000,
+                    "save_ckpt_after_iter": 10000,
+                    "save_ckpt_after_run": True,
+                    "save_ckpt_after_minutes": None,  # also ckpt/iteration_<N> every that many minutes of wall time
+                },
             },
         },
         "collect": {"n_sample": 1, "unroll_len": 1},
         "eval": {"evaluator": {"eval_freq": 5000}},
         # share_frames: store each frame of frame-stack observations once (None: when the env's spec stacks frames)
-        "other": {"replay_buffer": {"replay_buffer_size": 1000000, "share_frames": None}},
+        # save_in_checkpoint: ckpt/iteration_<N> holds the replay buffer, and resuming from it restores the buffer
+        "other": {"replay_buffer": {"replay_buffer_size": 1000000, "share_frames": None, "save_in_checkpoint": False}},
     }
 
     def __init__(self, cfg: Mapping[str, Any] | None = None, model: nn.Module | None = None, seed: int = 0) -> None:

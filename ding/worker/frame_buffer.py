@@ -35,6 +35,7 @@ from gymnasium import spaces
 from ding.envs.spaces import EnvSpaces
 from ding.policy.nstep import NStepRule
 from ding.worker.buffer_state import array_to_tensor
+from ding.worker.interrupt import critical_section
 from ding.worker.replay_buffer import check_capacity, check_sample_size, check_state_kind
 from ding.worker.transitions import ENV_ID, EPISODE_END, EPISODE_START
 
@@ -229,8 +230,9 @@ class FrameStackReplayBuffer:
     def push(self, data: Mapping[str, Any] | Iterable[Mapping[str, Any]]) -> None:
         """Store one tagged transition or each of a list, in order; the oldest slots are evicted when full."""
         items = [data] if isinstance(data, Mapping) else data
-        for transition in items:
-            self._push_one(transition)
+        with critical_section():  # a stop signal waits: a checkpoint never holds half a push
+            for transition in items:
+                self._push_one(transition)
 
     def _push_one(self, transition: Mapping[str, Any]) -> None:
         env_id = transition[ENV_ID]

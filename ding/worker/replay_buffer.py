@@ -15,6 +15,7 @@ import numpy as np
 from ding.envs.spaces import EnvSpaces, space_nbytes
 from ding.errors import ConfigError
 from ding.worker.buffer_state import decode_samples, encode_samples
+from ding.worker.interrupt import critical_section
 
 SAMPLE_OVERHEAD_NBYTES = 512
 """Bytes a stored sample costs besides its observation data: the dict, two ndarray headers, the Python scalars
@@ -111,13 +112,14 @@ class NaiveReplayBuffer:
     def push(self, data: Mapping[str, Any] | Iterable[Any]) -> None:
         """Store one sample (a dict) or each sample of a list; the oldest are evicted when full."""
         items = [data] if isinstance(data, Mapping) else list(data)
-        for item in items:
-            if len(self._data) < self._capacity:
-                self._data.append(item)
-            else:
-                self._data[self._head] = item
-                self._head = (self._head + 1) % self._capacity
-            self._pushed += 1
+        with critical_section():  # a stop signal waits: a checkpoint never holds half a push
+            for item in items:
+                if len(self._data) < self._capacity:
+                    self._data.append(item)
+                else:
+                    self._data[self._head] = item
+                    self._head = (self._head + 1) % self._capacity
+                self._pushed += 1
 
     def sample(self, size: int) -> list[Any] | None:
         """``size`` distinct stored samples drawn uniformly, or None while fewer are stored."""

@@ -22,6 +22,7 @@ from ding.envs.env_manager.bookkeeping import ManagerBookkeeping
 from ding.envs.env_manager.fanout import fan_out_values
 from ding.envs.env_manager.settings import expand_seeds, replay_dirs
 from ding.envs.env_manager.state import EnvState
+from ding.envs.env_state import restore_envs, snapshot_envs
 from ding.envs.timestep import BaseEnvTimestep
 from ding.errors import EnvManagerError, ManagerStateError
 
@@ -243,6 +244,54 @@ class ManagerAPI(ManagerBookkeeping):
         """Call method ``name`` of the envs ``env_ids`` (None: every env), wherever they run; results by env id."""
         self._check_launched()
         return self._call_envs(name, tuple(args), dict(kwargs or {}), env_ids)
+
+    def get_state(self, env_ids: Sequence[int] | None = None) -> dict[int, Any]:
+        """Each env's state (a token ``set_state`` restores), by env id; see :mod:`ding.envs.env_state`.
+
+        Envs whose simulator gives no access to its state raise
+        :class:`~ding.errors.StateNotSupportedError`, naming the env.
+        """
+        self._check_launched()
+        async_api.check_idle(self, "get_state")
+        return snapshot_envs(self, env_ids)
+
+    def set_state(self, states: Mapping[int, Any]) -> None:
+        """Restore envs to states :meth:`get_state` took (by env id); each one's ready observation is its restored one.
+
+        An env restored to the end of an episode is reset (``auto_reset``) or waits in ``NEED_RESET``.
+
+        Example:
+            >>> from functools import partial
+            >>> from ding.envs.env_manager import BaseEnvManager
+            >>> from dizoo.classic_control.cartpole.envs import CartPoleEnv
+            >>> with BaseEnvManager([partial(CartPoleEnv, cfg={}) for _ in range(2)]) as manager:
+            ...     manager.launch()
+            ...     saved = manager.get_state()
+            ...     first = manager.step({0: 1, 1: 0})
+            ...     manager.set_state(saved)
+            ...     again = manager.step({0: 1, 1: 0})
+            ...     bool((first[0].obs == again[0].obs).all())
+            True
+        """
+        self._check_launched()
+        async_api.check_idle(self, "set_state")
+        ended = []
+        for env_id, timestep in restore_envs(self, states).items():
+            self._failures.pop(env_id, None)
+            if timestep is None or timestep.done:
+                self._ready_obs.pop(env_id, None)
+                self._env_states[env_id] = EnvState.NEED_RESET
+                ended.append(env_id)
+            else:
+                self._set_ready_obs(env_id, timestep.obs)
+                self._env_states[env_id] = EnvState.RUN
+        if self._auto_reset and ended:
+            self._reset_envs({env_id: {} for env_id in ended})
+            self._raise_fatal()
+
+    def _set_ready_obs(self, env_id: int, obs: Any) -> None:
+        """Make ``obs`` the observation env ``env_id`` waits with (managers with shared memory write it there)."""
+        self._ready_obs[env_id] = obs
 
     def reward_shaping(self, env_id: int, transitions: list[dict[str, Any]]) -> Any:
         """The env's ``reward_shaping(transitions)`` (DI-engine's per-env call)."""

@@ -196,6 +196,14 @@ class AtariEnv(DingEnvWrapper):
         self._seeded_simulator = self._env
         return seed
 
+    def _own_state(self) -> dict[str, Any]:
+        """The base's, and whether the emulator has had its seed (so a restored env seeds it as the original did)."""
+        return {**super()._own_state(), "emulator_seeded": self._seeded_simulator is self._env}
+
+    def _restore_own_state(self, own: dict[str, Any]) -> None:
+        super()._restore_own_state(own)
+        self._seeded_simulator = self._env if own["emulator_seeded"] else None
+
     # ----- spaces --------------------------------------------------------------------------------
     @classmethod
     def raw_spaces(cls, cfg: Mapping[str, Any]) -> EnvSpaces:

@@ -78,6 +78,14 @@ class StepPath(BaseEnvManager):
         assert self._results is not None
         return self._results.obs_of(env_id, final)
 
+    def _set_ready_obs(self, env_id: int, obs: Any) -> None:
+        """Write ``obs`` into env ``env_id``'s ready row (whole-batch reads use the rows), then read it as usual."""
+        if self._buffers is None or self._layout is None or self._layout.pickled:
+            super()._set_ready_obs(env_id, obs)
+            return
+        self._buffers.write_obs(self._buffers.ready, env_id, obs)
+        self._ready_obs[env_id] = self._obs_of(env_id)
+
     # ----- whole batches -------------------------------------------------------------------------
     def ready_obs_batch(self) -> ObsBatch:
         """Ready observations stacked by env id: a view of shared memory when every env is ready.
