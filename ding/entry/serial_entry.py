@@ -517,4 +517,7 @@ class _Run:
         }
         if returns:
             values["episode_return_mean"] = sum(returns) / len(returns)
+        lengths = self.collector.pop_lengths()
+        if lengths:
+            values["episode_length_mean"] = sum(lengths) / len(lengths)
         self.logger.collector_scalars(self.collector.env_step, self.collector.episode_count, values)

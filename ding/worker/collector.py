@@ -22,6 +22,8 @@ class CollectorStats:
     abnormal_episode_count: int = 0
     sample_count: int = 0
     finished_returns: list[float] = dataclasses.field(default_factory=list)
+    finished_lengths: list[int] = dataclasses.field(default_factory=list)
+    """Env steps of the episodes finished since the last ``pop_lengths``."""
 
 
 class SampleSerialCollector:
@@ -54,6 +56,7 @@ class SampleSerialCollector:
         self._traj: dict[int, list[dict[str, Any]]] = {}
         self._acting: dict[int, tuple[Any, Mapping[str, Any]]] = {}  # env id -> (obs, policy output) in flight
         self._returns: dict[int, float] = {}
+        self._lengths: dict[int, int] = {}  # env steps of each env's episode so far
         self.stats = CollectorStats()
 
     @property
@@ -73,6 +76,11 @@ class SampleSerialCollector:
         """Returns of the episodes finished since the last call."""
         returns, self.stats.finished_returns = self.stats.finished_returns, []
         return returns
+
+    def pop_lengths(self) -> list[int]:
+        """Lengths (env steps) of the episodes finished since the last call."""
+        lengths, self.stats.finished_lengths = self.stats.finished_lengths, []
+        return lengths
 
     def collect(
         self, n_sample: int | None = None, train_iter: int = 0, policy_kwargs: Mapping[str, Any] | None = None
@@ -113,6 +121,7 @@ class SampleSerialCollector:
         if timestep.info.get("abnormal", False):
             self._traj.pop(env_id, None)
             self._returns.pop(env_id, None)
+            self._lengths.pop(env_id, None)
             self.stats.abnormal_episode_count += 1
             return []
         self.stats.env_step += 1
@@ -120,6 +129,7 @@ class SampleSerialCollector:
         traj = self._traj.setdefault(env_id, [])
         traj.append(self._policy.process_transition(obs, output, timestep))
         self._returns[env_id] = self._returns.get(env_id, 0.0) + float(np.sum(timestep.reward))
+        self._lengths[env_id] = self._lengths.get(env_id, 0) + 1
         samples = self._policy.get_train_sample(traj, bool(timestep.done))
         del traj[: len(samples)]
         if timestep.done:
@@ -127,6 +137,7 @@ class SampleSerialCollector:
             summed = self._returns.pop(env_id, 0.0)
             self.stats.episode_count += 1
             self.stats.finished_returns.append(float(np.sum(timestep.info.get("eval_episode_return", summed))))
+            self.stats.finished_lengths.append(self._lengths.pop(env_id, 0))
         return samples
 
     def close(self) -> None:

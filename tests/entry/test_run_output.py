@@ -144,3 +144,5 @@ def test_tensorboard_gets_the_collectors_rates_and_returns(tmp_path: pathlib.Pat
     assert len(fps) >= 3 and all(e.value > 0 for e in fps)
     assert lengths and all(8 <= length <= 500 for length in lengths)  # CartPole episodes: 8 to 500 steps
     assert returns and all(8 <= value <= 500 for value in returns)  # reward 1 per step
+    exact = [e.value for e in events.Scalars("collector_step/episode_length_mean")]
+    assert exact == pytest.approx(returns)  # CartPole: reward 1 per step, so each episode's length is its return
