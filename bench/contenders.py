@@ -380,6 +380,10 @@ def make_contenders(case: EnvCase, n: int, keys: list[str] | None = None) -> lis
             key = f"ray{suffix}_k"
             found.append(DingRay(case, n, key, CONTENDER_LABELS[key], cfg))
             found.append(DingRayBatch(case, n, f"{key}_batch", CONTENDER_LABELS[f"{key}_batch"], cfg))
+    if case.envpool is not None and importlib.util.find_spec("envpool") is not None:
+        cfg = {"type": "envpool", "env_id": case.envpool.task, "options": dict(case.envpool.kwargs)}
+        found.append(DingManager(case, n, "envpool_manager", CONTENDER_LABELS["envpool_manager"], cfg))
+        found.append(DingBatch(case, n, "envpool_manager_batch", CONTENDER_LABELS["envpool_manager_batch"], cfg))
     if case.envpool is not None:
         from bench.peer_envpool import EnvpoolContender
 
@@ -414,6 +418,8 @@ CONTENDER_LABELS: dict[str, str] = {
     "ray_zmq_k_batch": "ding ray (zmq transport), k=N/2 envs/actor, step_batch()",
     "ray_shm_k": "ding ray (shm transport), k=N/2 envs/actor",
     "ray_shm_k_batch": "ding ray (shm transport), k=N/2 envs/actor, step_batch()",
+    "envpool_manager": "ding envpool manager (an envpool pool behind the manager API)",
+    "envpool_manager_batch": "ding envpool manager, step_batch()",
     "envpool_sync": "envpool 1.2.5 sync (own venv and process)",
     "envpool_async": "envpool 1.2.5 async, 2N envs, batches of N (own venv and process)",
 }

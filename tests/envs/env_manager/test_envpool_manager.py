@@ -191,6 +191,30 @@ def test_send_recv_and_step_batch() -> None:
         manager.close()
 
 
+def test_step_batch_gives_what_step_gives() -> None:
+    rng = np.random.default_rng(1)
+    actions = rng.integers(0, 2, size=(60, 3))
+    by_step, by_batch = cartpole(3, options={"max_episode_steps": 9}), cartpole(3, options={"max_episode_steps": 9})
+    for manager in (by_step, by_batch):
+        manager.seed(4)
+        manager.launch()
+    try:
+        for row in actions:
+            timesteps = by_step.step({i: int(row[i]) for i in range(3)})
+            batch = by_batch.step_batch(row)
+            for i in range(3):
+                assert batch.done[i] == timesteps[i].done and batch.truncated[i] == timesteps[i].truncated
+                np.testing.assert_array_equal(batch.reward[i], timesteps[i].reward)
+                np.testing.assert_array_equal(batch.obs[i], by_step.ready_obs[i])
+                assert batch.info[i] == timesteps[i].info
+                if timesteps[i].done:
+                    np.testing.assert_array_equal(batch.final_obs[i], timesteps[i].obs)
+        assert by_batch._env_episode_count == by_step._env_episode_count and by_step._env_episode_count[0] >= 5
+    finally:
+        by_step.close()
+        by_batch.close()
+
+
 def test_manager_vector_env_over_envpool_autoresets_on_the_next_step() -> None:
     env = ManagerVectorEnv(cartpole(2, options={"max_episode_steps": 4}))
     try:

@@ -36,14 +36,16 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import contextlib
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
-from gymnasium import spaces
 
 from ding.envs.env_manager import async_api
 from ding.envs.env_manager.base_manager import BaseEnvManager
+from ding.envs.env_manager.batch import BatchTimestep
+from ding.envs.env_manager.envpool.results import PoolBatch, action_rows
 from ding.envs.env_manager.envpool.spec import (
     envpool_seed,
     import_envpool,
@@ -124,6 +126,7 @@ class EnvPoolEnvManager(BaseEnvManager):
         self._stepping: set[int] = set()  # envs with a step in the pool
         self._resetting: set[int] = set()  # envs with a reset in the pool
         self._received: dict[int, BaseEnvTimestep] = {}  # step results received, not yet returned
+        self._deferred_resets: list[int] | None = None  # see _resets_together
         if di_engine_seed is not None:
             self.seed(di_engine_seed)
 
@@ -172,7 +175,25 @@ class EnvPoolEnvManager(BaseEnvManager):
             "process manager ('subprocess') and env.replay_path"
         )
 
+    @contextlib.contextmanager
+    def _resets_together(self) -> Iterator[None]:
+        """Envs reset while this is open (ended episodes of one step) are reset in one pool call when it closes."""
+        self._deferred_resets = []
+        try:
+            yield
+        finally:
+            deferred, self._deferred_resets = self._deferred_resets, None
+            if deferred:
+                self._reset_envs({env_id: {} for env_id in deferred})
+
+    def _step_checked(self, checked: Mapping[int, Any]) -> dict[int, BaseEnvTimestep]:
+        with self._resets_together():
+            return super()._step_checked(checked)
+
     def _reset_envs(self, params: Mapping[int, dict[str, Any]]) -> None:
+        if self._deferred_resets is not None and not any(params.values()):
+            self._deferred_resets.extend(params)
+            return
         given = {env_id: kwargs for env_id, kwargs in params.items() if kwargs}
         if given:
             raise EnvManagerError(f"envpool envs take no reset arguments; got {given}")
@@ -209,13 +230,56 @@ class EnvPoolEnvManager(BaseEnvManager):
             return self._step_checked({})
         return super().step(actions)
 
-    def step_batch(self, actions: Any) -> Any:
+    def step_batch(self, actions: Any) -> BatchTimestep:
+        """Every env in one pool step, read as arrays (only ended episodes get per-env handling)."""
         if self.partial_batches:
             raise EnvManagerError(
                 f"step_batch needs every env back at once; this pool returns {self._pool_batch} of "
                 f"{self._env_num} envs per step (options.batch_size): use step() or send() / recv()"
             )
-        return super().step_batch(actions)
+        self._check_launched()
+        async_api.check_idle(self, "step_batch")
+        self._require_all_ready()
+        if len(actions) != self._env_num:
+            raise ValueError(f"step_batch() got {len(actions)} actions for {self._env_num} envs")
+        env_ids = list(range(self._env_num))
+        checked = self._check_action_rows(env_ids, actions)
+        self._settle()
+        self._pool.send(action_rows(list(checked.values()), self.action_space), np.asarray(env_ids, dtype=np.int32))
+        batch = PoolBatch.read(self._pool.recv()).in_env_order()
+        self._returns += batch.reward
+        self._failures.clear()
+        done = batch.terminated | batch.truncated
+        ended = np.flatnonzero(done).tolist()
+        final_obs = {}
+        for env_id in env_ids:
+            self._ready_obs[env_id] = batch.obs[env_id]
+        with self._resets_together():
+            for env_id in ended:
+                final_obs[env_id] = batch.obs[env_id]
+                self._after_step(env_id, self._ended(batch, env_id))
+        self._raise_fatal()
+        obs = batch.obs
+        if ended:
+            obs = obs.copy()
+            for env_id in ended:
+                if env_id in self._ready_obs:
+                    obs[env_id] = self._ready_obs[env_id]
+        return BatchTimestep(
+            obs=obs,
+            reward=batch.reward[:, None],
+            done=done,
+            terminated=batch.terminated,
+            truncated=batch.truncated & ~batch.terminated,
+            info=batch.infos,
+            final_obs=final_obs,
+            env_ids=np.asarray(env_ids, dtype=np.int64),
+        )
+
+    def _ended(self, batch: PoolBatch, row: int) -> BaseEnvTimestep:
+        """The last timestep of env ``row``'s episode (its return is already counted)."""
+        self._returns[row] -= batch.reward[row]
+        return self._timestep(batch, row)
 
     def _renew_env(self, env_id: int) -> None:
         """A pool's env cannot be rebuilt alone: the reset that follows starts it afresh."""
@@ -263,7 +327,7 @@ class EnvPoolEnvManager(BaseEnvManager):
         if not actions:
             return
         env_ids = np.fromiter(actions, dtype=np.int32, count=len(actions))
-        self._pool.send(_action_rows(list(actions.values()), self.action_space), env_ids)
+        self._pool.send(action_rows(list(actions.values()), self.action_space), env_ids)
         self._stepping.update(actions)
         for env_id in actions:
             self._ready_obs.pop(env_id, None)  # in the pool until its result comes back
@@ -281,34 +345,28 @@ class EnvPoolEnvManager(BaseEnvManager):
                 f"the pool returns {self._pool_batch} envs at a time, but only {in_pool} are in it "
                 f"(stepping {sorted(self._stepping)}, resetting {sorted(self._resetting)}): send more envs"
             )
-        obs, reward, terminated, truncated, info = self._pool.recv()
-        for row, env_id in enumerate(info["env_id"].tolist()):
+        batch = PoolBatch.read(self._pool.recv())
+        for row, env_id in enumerate(batch.env_ids):
             if env_id in self._resetting:
                 self._resetting.discard(env_id)
-                self._ready_obs[env_id] = obs[row]
+                self._ready_obs[env_id] = batch.obs[row]
                 self._env_states[env_id] = EnvState.RUN
                 self._returns[env_id] = 0.0
             else:
                 self._stepping.discard(env_id)
-                self._received[env_id] = self._timestep(row, env_id, obs, reward, terminated, truncated, info)
+                self._received[env_id] = self._timestep(batch, row)
 
-    def _timestep(
-        self, row: int, env_id: int, obs: Any, reward: Any, terminated: Any, truncated: Any, info: Any
-    ) -> BaseEnvTimestep:
-        value = float(reward[row])
-        self._returns[env_id] += value
-        ended_by_term, ended_by_limit = bool(terminated[row]), bool(truncated[row])
-        env_info = _row_info(info, row)
-        done = ended_by_term or ended_by_limit
+    def _timestep(self, batch: PoolBatch, row: int) -> BaseEnvTimestep:
+        env_id = batch.env_ids[row]
+        self._returns[env_id] += batch.reward[row]
+        terminated, truncated = bool(batch.terminated[row]), bool(batch.truncated[row])
+        info = batch.infos[row]
+        done = terminated or truncated
         if done:
-            env_info["eval_episode_return"] = float(self._returns[env_id])
+            info["eval_episode_return"] = float(self._returns[env_id])
+        reward = batch.reward[row : row + 1]
         return BaseEnvTimestep(
-            obs[row],
-            np.asarray([value], dtype=np.float32),
-            done,
-            env_info,
-            terminated=ended_by_term,
-            truncated=ended_by_limit and not ended_by_term,
+            batch.obs[row], reward, done, info, terminated=terminated, truncated=truncated and not terminated
         )
 
 
@@ -355,13 +413,3 @@ def _refuse_unused(user: Mapping[str, Any]) -> None:
                 f"env.manager.{key} is {user[key]!r}, but the envpool manager has no worker processes or Python env "
                 f"calls for it to apply to; leave it at {BaseEnvManager.config[key]!r}"
             )
-
-
-def _action_rows(actions: list[Any], space: spaces.Space[Any]) -> np.ndarray:
-    dtype = np.int32 if isinstance(space, spaces.Discrete) else space.dtype
-    return np.asarray(actions, dtype=dtype)
-
-
-def _row_info(info: Mapping[str, Any], row: int) -> dict[str, Any]:
-    """The info of one env: row ``row`` of each of the pool's arrays (nested dicts likewise)."""
-    return {key: _row_info(value, row) if isinstance(value, Mapping) else value[row] for key, value in info.items()}
