@@ -139,3 +139,7 @@ class EnvStateError(DingError, ValueError):
 
 class StateNotSupportedError(EnvStateError, NotImplementedError):
     """The env's simulator gives no access to its state."""
+
+
+class ActionError(DingError, ValueError):
+    """An action the action space does not accept: out of range or bounds, not finite, or of the wrong size."""

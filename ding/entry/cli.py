@@ -66,7 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--manager-timeout",
         type=float,
         metavar="S",
-        help="worker: exit after S s without a word from the manager (default: the manager's heartbeat_timeout)",
+        help="worker: exit after S s without a word from the manager, and after S s waiting for a manager to "
+        "welcome it (default: the manager's heartbeat_timeout; 60 s for the first welcome)",
     )
     parser.add_argument(
         "-s",

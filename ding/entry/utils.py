@@ -58,7 +58,8 @@ def check_pipeline_mode(main: Mapping[str, Any], create: Mapping[str, Any], mode
     >>> check_pipeline_mode({}, create, 'serial')
     Traceback (most recent call last):
     ...
-    ding.errors.ConfigError: policy 'ppo' learns on-policy, which -m serial (serial_pipeline) does not train: run it with ding -m serial_onpolicy (serial_pipeline_onpolicy)
+    ding.errors.ConfigError: policy 'ppo' learns on-policy, which -m serial (serial_pipeline) does not train: \
+run it with ding -m serial_onpolicy (serial_pipeline_onpolicy)
     """
     if mode not in PIPELINE_MODES:
         raise ValueError(f"unknown pipeline mode {mode!r}; modes: {', '.join(PIPELINE_MODES)}")

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from ding.errors import DingError
+from ding.errors import ActionError
 
 Converter = Callable[[Any], Any]
 
@@ -26,10 +26,6 @@ BOUND_SLACK = 1e-6
 float32 rounding of an action computed in other precision. Such an action is clipped onto the bound."""
 
 CLIP_HINT = "to clip such actions into the bounds instead, add 'continuous_action_clip' to the env's wrapper chain"
-
-
-class ActionError(DingError, ValueError):
-    """An action the action space does not accept: out of range or bounds, not finite, or of the wrong size."""
 
 
 class ClippedBox(spaces.Box):
@@ -196,25 +192,35 @@ instead, add 'continuous_action_clip' to the env's wrapper chain
 
         return discrete
     if isinstance(space, (spaces.Box, spaces.MultiDiscrete, spaces.MultiBinary)):
-        shape, dtype = tuple(space.shape), np.dtype(space.dtype)
-        low, high = action_bounds(space)  # type: ignore[misc]  # every space of this branch has bounds
-        finite_bounds = _finite(low, high)
-        settle = _out_of_bounds(space, owner)
-
-        def array(action: Any) -> np.ndarray:
-            arr = np.asarray(action)
-            if dtype.kind in "iu" and arr.dtype.kind == "f":
-                raise TypeError(f"{owner}action {action!r} has dtype {arr.dtype}; {space} takes integers")
-            if arr.shape != shape:
-                if arr.size != int(np.prod(shape)):
-                    raise ActionError(f"{owner}action of shape {arr.shape} does not fit {space} (shape {shape})")
-                arr = arr.reshape(shape)
-            if not _inside(arr, low, high, finite_bounds):  # the common case passes with this one check
-                arr = settle(arr, action)
-            return arr.astype(dtype, copy=False)
-
-        return array
+        return _array_converter(space, owner)
     return lambda action: action
+
+
+def _array_converter(space: spaces.Box | spaces.MultiDiscrete | spaces.MultiBinary, owner: str) -> Converter:
+    shape, dtype = tuple(space.shape), np.dtype(space.dtype)
+    low, high = _bounds(space)
+    finite_bounds = _finite(low, high)
+    settle = _out_of_bounds(space, owner)
+
+    def array(action: Any) -> np.ndarray:
+        arr = np.asarray(action)
+        if dtype.kind in "iu" and arr.dtype.kind == "f":
+            raise TypeError(f"{owner}action {action!r} has dtype {arr.dtype}; {space} takes integers")
+        if arr.shape != shape:
+            if arr.size != int(np.prod(shape)):
+                raise ActionError(f"{owner}action of shape {arr.shape} does not fit {space} (shape {shape})")
+            arr = arr.reshape(shape)
+        if not _inside(arr, low, high, finite_bounds):  # the common case passes with this one check
+            arr = settle(arr, action)
+        return arr.astype(dtype, copy=False)
+
+    return array
+
+
+def _bounds(space: spaces.Box | spaces.MultiDiscrete | spaces.MultiBinary) -> tuple[np.ndarray, np.ndarray]:
+    bounds = action_bounds(space)
+    assert bounds is not None, "every Box, MultiDiscrete and MultiBinary has bounds"
+    return bounds
 
 
 def _out_of_bounds(
@@ -225,7 +231,7 @@ def _out_of_bounds(
     A float within :data:`BOUND_SLACK` of a Box bound is clipped onto it, and so is any finite value of a
     :class:`ClippedBox`; anything else raises an :class:`ActionError` naming the value and the bounds.
     """
-    low, high = action_bounds(space)  # type: ignore[misc]
+    low, high = _bounds(space)
     is_box = isinstance(space, spaces.Box)
     slack = BOUND_SLACK if is_box and np.dtype(space.dtype).kind == "f" else 0.0
     lowest = low - slack * np.maximum(1.0, np.abs(low))

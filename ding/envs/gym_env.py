@@ -130,7 +130,9 @@ class DingEnvWrapper(BaseEnv):
         self._check_declared_spaces()
         self._to_obs = observation_converter(self._env.observation_space)
         self._to_reward = reward_converter(self.reward_space)
-        self._to_action = action_converter(self._env.action_space, owner=type(self).__name__)
+        env_id = self._cfg.get("env_id")
+        owner = f"{type(self).__name__}({env_id})" if env_id else type(self).__name__
+        self._to_action = action_converter(self._env.action_space, owner=owner)
         self._recorder: EpisodeVideoRecorder | None = None
         self._rebuild_for_render = False
         self._closed = False

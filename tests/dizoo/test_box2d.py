@@ -10,6 +10,8 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
+from ding.envs.conversion import ClippedBox
+
 pytest.importorskip("Box2D")
 
 from ding.envs import DingEnvWrapper
@@ -133,7 +135,7 @@ def test_lunarlander_act_scale_and_action_clip_clip_the_throttles() -> None:
     trace = [name for name, _ in LunarLanderEnv.spec_trace(cfg)]
     assert trace[-2:] == ["normalized_action()", "continuous_action_clip()"]
     env = LunarLanderEnv(cfg)
-    assert env.action_space == gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
+    assert env.action_space == ClippedBox(-1.0, 1.0, (2,), np.float32)
     np.testing.assert_array_equal(env.env.action(np.array([5.0, -3.0], np.float32)), [1.0, -1.0])
     env.seed(0)
     env.reset()

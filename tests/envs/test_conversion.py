@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 from typing import Any
 
 import numpy as np
@@ -127,7 +128,9 @@ def test_box_actions_outside_the_bounds_or_not_finite_are_refused(action: Any, m
 def test_the_error_names_the_first_offending_element_and_its_own_bounds() -> None:
     box = spaces.Box(np.float32([-1, 0, -3]), np.float32([1, 5, 3]))
     convert = action_converter(box, owner="")
-    with pytest.raises(ActionError, match=r"element 1 is 6\.0 \(and 1 more\), accepted \[0\.0, 5\.0\] for that element"):
+    with pytest.raises(
+        ActionError, match=r"element 1 is 6\.0 \(and 1 more\), accepted \[0\.0, 5\.0\] for that element"
+    ):
         convert(np.array([0.0, 6.0, -4.0]))
     with pytest.raises(ActionError, match=r"element \(1, 0\) is nan\); .* in \[-1\.0, 1\.0\]$"):
         action_converter(spaces.Box(-1, 1, (2, 2)))(np.array([[0.0, 0.0], [np.nan, 0.0]]))
@@ -149,16 +152,27 @@ def test_a_clipped_box_clips_finite_actions_and_still_refuses_nan_and_infinities
         with pytest.raises(ActionError, match=rf"Pendulum: action array\(\[{not_finite}\]\) is not finite"):
             convert(np.array([not_finite]))
     assert repr(box) == "ClippedBox(-2.0, 2.0, (1,), float32)"
-    assert box == ClippedBox.of(TORQUE) and box != TORQUE and TORQUE != box
+    plain = TORQUE
+    assert box == ClippedBox.of(plain) and box != plain and plain != box
     assert box.contains(np.float32([2.0])) and not box.contains(np.float32([3.0]))
+    copy = pickle.loads(pickle.dumps(box))  # as process managers send it
+    assert type(copy) is ClippedBox and copy == box
 
 
 @pytest.mark.parametrize(
     ("space", "action", "match"),
     [
-        (spaces.MultiDiscrete([3, 2]), [1, 2], r"action array\(\[1, 2\]\) is outside the range of MultiDiscrete\(\[3 2\]\): "),
+        (
+            spaces.MultiDiscrete([3, 2]),
+            [1, 2],
+            r"action array\(\[1, 2\]\) is outside the range of MultiDiscrete\(\[3 2\]\): ",
+        ),
         (spaces.MultiDiscrete([3, 2], start=[1, -1]), [0, 0], r"element 0 is 0.*accepted \[1, 3\] for that element"),
-        (spaces.MultiBinary(3), [0, 1, 2], r"outside the range of MultiBinary\(3\): element 2 is 2, accepted \[0, 1\]$"),
+        (
+            spaces.MultiBinary(3),
+            [0, 1, 2],
+            r"outside the range of MultiBinary\(3\): element 2 is 2, accepted \[0, 1\]$",
+        ),
         (spaces.Box(0, 10, (2,), np.int64), [3, 11], r"element 1 is 11, accepted \[0, 10\]; to clip"),
     ],
 )
@@ -195,3 +209,55 @@ def test_within_bounds_is_exactly_what_the_converter_passes_unchanged(space: spa
         changed = not np.array_equal(out, np.asarray(values).astype(space.dtype))
         assert changed == (not within_bounds(space, values)), values
         assert within_bounds(space, out)  # whatever passes is within the bounds
+
+
+# ----- real envs ---------------------------------------------------------------------------------------------------
+def pendulum_after(env_cfg: dict[str, Any], action: Any) -> np.ndarray:
+    from ding.envs import DingEnvWrapper
+
+    env = DingEnvWrapper(cfg=env_cfg)
+    env.seed(0, dynamic_seed=False)
+    env.reset()
+    try:
+        return np.asarray(env.step(action).obs)
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize(
+    ("action", "match"),
+    [
+        (np.array([3.0], np.float32), r"element 0 is 3\.0, accepted \[-2\.0, 2\.0\]; to clip such actions"),
+        (np.array([np.nan], np.float32), r"is not finite \(element 0 is nan\); Box\(-2\.0, 2\.0, \(1,\), float32\)"),
+    ],
+)
+def test_a_single_env_refuses_pendulum_torques_outside_the_bounds(action: Any, match: str) -> None:
+    owner = r"^DingEnvWrapper\(Pendulum-v1\): "
+    with pytest.raises(ActionError, match=rf"{owner}action array\(\[(3\.|nan)\], dtype=float32\) .*{match}"):
+        pendulum_after({"env_id": "Pendulum-v1"}, action)
+
+
+def test_a_single_env_whose_chain_clips_takes_the_bound_for_a_torque_beyond_it() -> None:
+    clipping = {"env_id": "Pendulum-v1", "env_wrapper": ["continuous_action_clip"]}
+    np.testing.assert_array_equal(pendulum_after(clipping, np.array([3.0])), pendulum_after(clipping, [2.0]))
+    with pytest.raises(ActionError, match="is not finite"):
+        pendulum_after(clipping, np.array([np.nan]))
+
+
+def test_dizoo_envs_refuse_or_clip_agent_actions_in_their_own_range() -> None:
+    from dizoo.classic_control.pendulum.envs import PendulumEnv
+    from dizoo.mujoco.envs import MujocoEnv
+
+    for env in (PendulumEnv({}), MujocoEnv({"env_id": "Hopper-v5"})):  # act_scale: the agent acts in [-1, 1]
+        env.seed(0)
+        env.reset()
+        size = env.action_space.shape[0]
+        with pytest.raises(ActionError, match=rf"^{type(env).__name__}(\(.*\))?: action .* accepted \[-1\.0, 1\.0\]"):
+            env.step(np.full(size, 1.5))
+        env.close()
+    hopper = MujocoEnv({"env_id": "Hopper-v5", "action_clip": True})
+    assert hopper.action_space == ClippedBox(-1.0, 1.0, (3,), np.float32)
+    hopper.seed(0)
+    hopper.reset()
+    assert np.isfinite(hopper.step(np.array([5.0, -5.0, 0.5])).obs).all()
+    hopper.close()

@@ -36,7 +36,18 @@ KIND_CONFIGS: dict[str, dict[str, Any]] = {
     "zmq-tcp": {"type": "zmq", "envs_per_worker": 1, "endpoint": "tcp"},
     "zmq-2": {"type": "zmq", "envs_per_worker": 2},
 }
-FAST_KINDS = ("base", "subprocess-1", "subprocess-2", "in-caller", "thread", "async", "ray", "ray-zmq", "ray-shm", "zmq")
+FAST_KINDS = (
+    "base",
+    "subprocess-1",
+    "subprocess-2",
+    "in-caller",
+    "thread",
+    "async",
+    "ray",
+    "ray-zmq",
+    "ray-shm",
+    "zmq",
+)
 """Kinds every test runs against (``spawn`` is chosen explicitly where it is worth its start-up time)."""
 RAY_DEFAULT_SUITES = ("test_conformance",)
 """Suites that run against ``ray`` in the default run. A Ray actor takes 0.5-1 s to start on 2 cores, so the

@@ -14,8 +14,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from gymnasium import spaces
 
+from ding.envs.conversion import within_bounds
 from ding.envs.env_manager import async_api
 from ding.envs.env_manager.base_manager import BaseEnvManager
 from ding.envs.env_manager.batch import BatchTimestep, ObsBatch
@@ -193,15 +193,12 @@ class StepPath(BaseEnvManager):
             if arr.size != int(np.prod(expected)):
                 raise ValueError(f"step_batch() actions have shape {arr.shape}; expected {expected} for {space}")
             arr = arr.reshape(expected)
-        if isinstance(space, spaces.Discrete):
-            if arr.dtype.kind not in "iub":
-                raise TypeError(f"step_batch() actions have dtype {arr.dtype}; {space} takes integers")
-            bad = np.flatnonzero((arr < space.start) | (arr >= space.start + space.n))
-            if bad.size:  # the per-action check names the env and the value
-                self._check_actions({int(bad[0]): arr[int(bad[0])]})
-        elif np.dtype(space.dtype).kind in "iu" and arr.dtype.kind == "f":
+        if np.dtype(space.dtype).kind in "iu" and arr.dtype.kind not in "iub":
             raise TypeError(f"step_batch() actions have dtype {arr.dtype}; {space} takes integers")
-        return arr
+        if within_bounds(space, arr):
+            return arr
+        checked = self._check_action_rows(list(range(self._env_num)), arr)  # names the env and value, or clips
+        return np.stack([np.asarray(checked[i]) for i in range(self._env_num)]).reshape(expected)
 
     def _reset_on_done_mask(self) -> np.ndarray:
         if not self._auto_reset:

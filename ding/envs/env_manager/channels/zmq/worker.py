@@ -128,7 +128,7 @@ class _Heartbeat(threading.Thread):
     def _check(self, now: float) -> None:
         link = self.link
         if not link.ever_welcomed:
-            if now - self.started_at > self.options.connect_timeout:
+            if now - self.started_at > self.options.connect_timeout and link.gone is None:
                 logger.error(
                     "no manager answered at %s within %.1f s; exiting",
                     self.options.endpoint,
