@@ -82,7 +82,7 @@ def alive(pid: int) -> bool:
 class Training:
     """A training process (the ``ding`` command or a script) with its output in files."""
 
-    def __init__(self, args: list[str], cwd: pathlib.Path, exp_dir: pathlib.Path) -> None:
+    def __init__(self, args: list[str], cwd: pathlib.Path, exp_dir: pathlib.Path, new_session: bool = False) -> None:
         self.cwd, self.exp_dir = cwd, exp_dir
         self.out_path, self.err_path = cwd / "stdout.txt", cwd / "stderr.txt"
         with self.out_path.open("w") as out, self.err_path.open("w") as err:
@@ -93,6 +93,7 @@ class Training:
                 stderr=err,
                 text=True,
                 preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # a background shell ignores it
+                start_new_session=new_session,  # its own process group, to signal as a whole
                 env={**os.environ, "PYTHONPATH": str(ROOT)},
             )
 
@@ -104,8 +105,11 @@ class Training:
             assert time.monotonic() < deadline, "the run did not evaluate in time"
             time.sleep(0.05)
 
-    def stop(self, signum: int) -> tuple[int, str, str]:
-        self.process.send_signal(signum)
+    def stop(self, signum: int, group: bool = False) -> tuple[int, str, str]:
+        if group:  # as Slurm does: every process of the job, workers included
+            os.killpg(self.process.pid, signum)
+        else:
+            self.process.send_signal(signum)
         status = self.process.wait(timeout=90)
         return status, self.out_path.read_text(), self.err_path.read_text()
 
@@ -179,6 +183,19 @@ def test_sigint_to_a_script_calling_the_library_pipeline(tmp_path: pathlib.Path)
     status, out, err = run.stop(signal.SIGINT)
     check_clean_stop(run, status, out, err, signal.SIGINT, workers)
     assert "evaluation at train iter 0, env step 0" in err  # the library shows its log lines as the command does
+
+
+def test_sigterm_to_the_process_group_of_a_config_run_as_a_script(tmp_path: pathlib.Path) -> None:
+    """``python cfg.py`` (a dizoo config's ``__main__``) stopped as Slurm stops a job: SIGTERM to every process."""
+    config = write_config(tmp_path)
+    main = "    raise SystemExit(serial_pipeline((main_config, create_config), seed=0).exit_status)"
+    script = f'\nif __name__ == "__main__":\n    from ding.entry import serial_pipeline\n\n{main}\n'
+    config.write_text(config.read_text() + script)
+    run = Training([str(config)], tmp_path, tmp_path / "endless_seed0", new_session=True)
+    run.wait_for_evaluations(3)
+    workers = children(run.process.pid)
+    status, out, err = run.stop(signal.SIGTERM, group=True)
+    check_clean_stop(run, status, out, err, signal.SIGTERM, workers)
 
 
 def test_the_pipeline_restores_the_signal_handlers_it_found(tmp_path: pathlib.Path) -> None:

@@ -70,4 +70,4 @@ if __name__ == "__main__":
     # or: ding -m serial_onpolicy -c cartpole_swingup_pixels_ppo_config.py -s 0
     from ding.entry import serial_pipeline_onpolicy
 
-    serial_pipeline_onpolicy((main_config, create_config), seed=0)
+    raise SystemExit(serial_pipeline_onpolicy((main_config, create_config), seed=0).exit_status)

@@ -57,4 +57,4 @@ if __name__ == "__main__":
     # or: ding -m serial -c carla_sac_config.py -s 0
     from ding.entry import serial_pipeline
 
-    serial_pipeline((main_config, create_config), seed=0)
+    raise SystemExit(serial_pipeline((main_config, create_config), seed=0).exit_status)

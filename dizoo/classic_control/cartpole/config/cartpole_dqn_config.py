@@ -42,4 +42,4 @@ if __name__ == "__main__":
     # or: ding -m serial -c cartpole_dqn_config.py -s 0
     from ding.entry import serial_pipeline
 
-    serial_pipeline((main_config, create_config), seed=0)
+    raise SystemExit(serial_pipeline((main_config, create_config), seed=0).exit_status)

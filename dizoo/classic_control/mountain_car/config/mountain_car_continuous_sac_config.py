@@ -48,4 +48,4 @@ if __name__ == "__main__":
     # or: ding -m serial -c mountain_car_continuous_sac_config.py -s 0
     from ding.entry import serial_pipeline
 
-    serial_pipeline((main_config, create_config), seed=0)
+    raise SystemExit(serial_pipeline((main_config, create_config), seed=0).exit_status)
