@@ -163,7 +163,7 @@ def action_converter(space: spaces.Space[Any], owner: str = "env") -> Converter:
     >>> to_torque(np.array([3.0]))
     Traceback (most recent call last):
     ...
-    ding.envs.conversion.ActionError: Pendulum: action array([3.]) is outside the bounds of \
+    ding.errors.ActionError: Pendulum: action array([3.]) is outside the bounds of \
 Box(-2.0, 2.0, (1,), float32): element 0 is 3.0, accepted [-2.0, 2.0]; to clip such actions into the bounds \
 instead, add 'continuous_action_clip' to the env's wrapper chain
     """

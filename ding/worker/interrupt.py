@@ -111,10 +111,11 @@ def stop_on_signals(signals: tuple[int, ...] = STOP_SIGNALS) -> Iterator[bool]:
     the main thread only).
 
     Example:
+        >>> before = signal.getsignal(signal.SIGTERM)
         >>> with stop_on_signals() as installed:
-        ...     signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL
+        ...     signal.getsignal(signal.SIGTERM) is not before
         True
-        >>> signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+        >>> signal.getsignal(signal.SIGTERM) is before
         True
     """
     if threading.current_thread() is not threading.main_thread():

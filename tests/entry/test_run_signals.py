@@ -244,7 +244,7 @@ def test_wall_time_checkpoints_and_resuming_with_the_replay_buffer(tmp_path: pat
     from ding.config import read_config
 
     main, create = read_config(write_config(tmp_path, manager="base", buffer={"save_in_checkpoint": True}))
-    main.policy.learn.learner = {"hook": {"save_ckpt_after_minutes": 0.002}}  # every 0.12 s
+    main.policy.learn.learner = {"hook": {"save_ckpt_after_minutes": 0.0002}}  # every 12 ms
     first = serial_pipeline((main, create), max_env_step=600, root=tmp_path, exp_name="first", progress=False)
     ckpts = iteration_ckpts(first.exp_dir)
     assert len(ckpts) >= 3  # the wall-time ones and the final one

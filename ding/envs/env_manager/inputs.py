@@ -95,12 +95,12 @@ def check_action_rows(
     >>> check_action_rows(np.array([1, 2]), [0, 1], space, {0: 0, 1: 0}, [0, 1], {}, check)
     Traceback (most recent call last):
     ...
-    ding.envs.conversion.ActionError: env 1: action 2 is out of range for Discrete(2) (accepted 0..1)
+    ding.errors.ActionError: env 1: action 2 is out of range for Discrete(2) (accepted 0..1)
     >>> box = spaces.Box(-2.0, 2.0, (1,), np.float32)
     >>> check_action_rows(np.array([[1.0], [np.nan]]), [0, 1], box, {0: 0, 1: 0}, [0, 1], {}, action_converter(box, ""))
     Traceback (most recent call last):
     ...
-    ding.envs.conversion.ActionError: env 1: action array([nan]) is not finite (element 0 is nan); \
+    ding.errors.ActionError: env 1: action array([nan]) is not finite (element 0 is nan); \
 Box(-2.0, 2.0, (1,), float32) takes finite values in [-2.0, 2.0]
     """
     arr = rows if isinstance(rows, np.ndarray) else None
