@@ -269,6 +269,11 @@ def test_bad_actions_and_unsupported_calls_are_refused() -> None:
         with pytest.raises(ValueError, match="2"):
             manager.step({0: 2, 1: 0})
         assert manager.ready_obs_id == [0, 1]  # nothing moved
+        with pytest.raises(ValueError, match="2"):
+            manager.step_batch(np.array([0, 2]))
+        with pytest.raises(TypeError, match="float"):
+            manager.step_batch(np.array([0.0, 1.0]))
+        assert manager.step_batch(np.array([1, 0])).obs.shape == (2, 4)
         with pytest.raises(EnvManagerError, match="no Python methods"):
             manager.call_envs("render")
         with pytest.raises(EnvManagerError, match="take no reset arguments"):

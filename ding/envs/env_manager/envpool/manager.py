@@ -41,7 +41,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
+from gymnasium import spaces
 
+from ding.envs.conversion import within_bounds
 from ding.envs.env_manager import async_api
 from ding.envs.env_manager.base_manager import BaseEnvManager
 from ding.envs.env_manager.batch import BatchTimestep
@@ -127,6 +129,7 @@ class EnvPoolEnvManager(BaseEnvManager):
         self._resetting: set[int] = set()  # envs with a reset in the pool
         self._received: dict[int, BaseEnvTimestep] = {}  # step results received, not yet returned
         self._deferred_resets: list[int] | None = None  # see _resets_together
+        self._all_env_ids = np.arange(env_num, dtype=np.int32)
         if di_engine_seed is not None:
             self.seed(di_engine_seed)
 
@@ -243,9 +246,9 @@ class EnvPoolEnvManager(BaseEnvManager):
         if len(actions) != self._env_num:
             raise ValueError(f"step_batch() got {len(actions)} actions for {self._env_num} envs")
         env_ids = list(range(self._env_num))
-        checked = self._check_action_rows(env_ids, actions)
+        rows = self._batch_actions(env_ids, actions)
         self._settle()
-        self._pool.send(action_rows(list(checked.values()), self.action_space), np.asarray(env_ids, dtype=np.int32))
+        self._pool.send(rows, self._all_env_ids)
         batch = PoolBatch.read(self._pool.recv()).in_env_order()
         self._returns += batch.reward
         self._failures.clear()
@@ -275,6 +278,17 @@ class EnvPoolEnvManager(BaseEnvManager):
             final_obs=final_obs,
             env_ids=np.asarray(env_ids, dtype=np.int64),
         )
+
+    def _batch_actions(self, env_ids: list[int], actions: Any) -> np.ndarray:
+        """One action per env as the pool takes them: as given when they fit the space, else checked one by one."""
+        space = self.action_space
+        rows = np.asarray(actions)
+        expected = (self._env_num, *(space.shape or ()))
+        integers = not isinstance(space, spaces.Discrete) or rows.dtype.kind in "iu"
+        if rows.shape == expected and integers and within_bounds(space, rows):
+            return action_rows(rows, space)
+        checked = self._check_action_rows(env_ids, actions)  # names the env and value, or clips
+        return action_rows(list(checked.values()), space)
 
     def _ended(self, batch: PoolBatch, row: int) -> BaseEnvTimestep:
         """The last timestep of env ``row``'s episode (its return is already counted)."""

@@ -37,9 +37,9 @@ class PoolBatch:
 
     def in_env_order(self) -> PoolBatch:
         """The same rows sorted by env id (a pool may return them in any order)."""
-        order = np.argsort(self.env_ids, kind="stable")
-        if (order == np.arange(len(order))).all():
+        if self.env_ids == sorted(self.env_ids):
             return self
+        order = np.argsort(self.env_ids, kind="stable")
         return PoolBatch(
             [self.env_ids[i] for i in order],
             self.obs[order],
@@ -56,12 +56,11 @@ def info_rows(info: Mapping[str, Any], rows: int) -> list[dict[str, Any]]:
     >>> info_rows({'env_id': np.array([3, 5]), 'players': {'env_id': np.array([3, 5])}}, 2)
     [{'env_id': 3, 'players': {'env_id': 3}}, {'env_id': 5, 'players': {'env_id': 5}}]
     """
-    out: list[dict[str, Any]] = [{} for _ in range(rows)]
-    for key, value in info.items():
-        column = info_rows(value, rows) if isinstance(value, Mapping) else np.asarray(value).tolist()
-        for row, item in zip(out, column, strict=True):
-            row[key] = item
-    return out
+    keys = list(info)
+    columns = [
+        info_rows(value, rows) if isinstance(value, Mapping) else np.asarray(value).tolist() for value in info.values()
+    ]
+    return [dict(zip(keys, values, strict=True)) for values in zip(*columns, strict=True)] if keys else [{}] * rows
 
 
 def action_rows(actions: Any, space: spaces.Space[Any]) -> np.ndarray:
