@@ -32,7 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from ding.envs.env_manager.batch import BatchTimestep, ObsBatch, stack_obs
-from ding.envs.env_manager.env_fn import EnvFn
+from ding.envs.env_manager.env_fn import EnvFn, build_env
 from ding.envs.env_manager.env_thread import CallTimeout, EnvThread
 from ding.envs.env_manager.fanout import describe_attribute
 from ding.envs.env_manager.manager_api import ManagerAPI
@@ -73,7 +73,7 @@ class BaseEnvManager(ManagerAPI):
 
     # ----- in-process implementation (subprocess managers override these) --------------------------
     def _create_envs(self) -> None:
-        self._envs = [fn() for fn in self._env_fns]
+        self._envs = [build_env(fn, env_id) for env_id, fn in enumerate(self._env_fns)]
         if not self._spaces_declared:  # factories of classes that declare their spaces count as declared
             found = [class_declared_spaces(env) for env in self._envs]
             same = found[0] is not None and all(spaces == found[0] for spaces in found)
@@ -167,7 +167,7 @@ class BaseEnvManager(ManagerAPI):
         else:
             with contextlib.suppress(Exception):  # a broken env may fail to close; it is replaced either way
                 self._envs[env_id].close()
-        self._envs[env_id] = self._env_fns[env_id]()
+        self._envs[env_id] = build_env(self._env_fns[env_id], env_id)
         self._apply_seeds([env_id])
         if self._replay_dirs is not None:
             self._apply_replay([env_id])

@@ -26,7 +26,7 @@ from ding.envs.env_manager import async_api
 from ding.envs.env_manager.async_api import SendRecvState
 from ding.envs.env_manager.batch import ObsBatch, stack_obs
 from ding.envs.env_manager.core.failure import Failure
-from ding.envs.env_manager.env_fn import EnvFn, common_spaces
+from ding.envs.env_manager.env_fn import EnvFn, build_env, common_spaces
 from ding.envs.env_manager.fanout import METHOD_NAME_LIST
 from ding.envs.env_manager.inputs import check_action_rows, check_actions, check_reset_param
 from ding.envs.env_manager.settings import IDENTITY_KEYS, check_identity_keys, check_manager_config
@@ -200,7 +200,7 @@ class ManagerBookkeeping:
     def env_ref(self) -> Any:
         """One env built in this process (on first use) and kept until ``close``: DI-engine's ``env_ref``."""
         if self._reference is None:
-            self._reference = self._env_fns[0]()
+            self._reference = build_env(self._env_fns[0], 0)
         return self._reference
 
     @property

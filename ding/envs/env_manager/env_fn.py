@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -54,3 +55,21 @@ def common_spaces(env_fns: Sequence[EnvFn]) -> EnvSpaces | None:
         if spaces != first:
             raise EnvSpecError(f"env {env_id} declares spaces {spaces}, but env 0 declares {first}; a batch needs one")
     return first
+
+
+def build_env(env_fn: EnvFn, env_id: int) -> Any:
+    """``env_fn()``, refusing an env that steps a batch natively (``batched``): a manager runs single envs.
+
+    >>> build_env(lambda: 'an env', 0)
+    'an env'
+    """
+    env = env_fn()
+    if getattr(env, "batched", False) is True:
+        size = getattr(env, "batch_size", None)
+        with contextlib.suppress(Exception):  # refused either way; a failing close must not hide why
+            env.close()
+        raise EnvSpecError(
+            f"env {env_id} ({type(env).__name__}) steps a batch of {size} sub-envs natively (batched=True), but an "
+            "env manager runs single envs: step the batched env directly, or give the manager one env per sub-env"
+        )
+    return env

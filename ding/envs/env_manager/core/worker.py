@@ -45,6 +45,7 @@ from ding.envs.env_manager.core.shm import (
     SharedBuffers,
 )
 from ding.envs.env_manager.core.spin import SpinBudget, spin_until
+from ding.envs.env_manager.env_fn import build_env
 from ding.envs.env_manager.fanout import describe_attribute
 from ding.envs.env_manager.settings import seed_env
 from ding.envs.probe import class_declared_spaces, read_spaces
@@ -115,7 +116,7 @@ class Worker:
 
     # ----- env construction ----------------------------------------------------------------------
     def build(self, env_id: int) -> None:
-        env = self.env_fns[env_id]()
+        env = build_env(self.env_fns[env_id], env_id)
         if env_id in self.seeds:
             seed_env(env, *self.seeds[env_id])
         if env_id in self.replay:
