@@ -71,6 +71,57 @@ def test_ding_envs_answer_for_themselves() -> None:
         assert envs.metadata == {"autoreset_mode": gym.vector.AutoresetMode.NEXT_STEP}
 
 
+# ----- envs: one view per env ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_envs_views_read_set_and_call_each_env(kind: str) -> None:
+    with make_vector_env(KINDS[kind], [cartpole() for _ in range(3)], autoreset_mode="SameStep") as envs:
+        views = envs.envs
+        assert len(views) == 3 and repr(views[2]) == "EnvView(env 2)"
+        assert "autoreset_mode" not in views[0].metadata  # the vector env's metadata is its own
+        views[1].gravity = 2.5
+        assert envs.get_attr("gravity") == (9.8, 2.5, 9.8)
+        assert views[1].get_wrapper_attr("gravity") == 2.5  # a method, called in env 1 only
+        assert views[0].spec.id == "CartPole-v1"
+        with pytest.raises(AttributeError, match="env 2 has no attribute 'no_such_thing'"):
+            views[2].no_such_thing  # noqa: B018
+        for name in ("reset", "step", "close"):
+            with pytest.raises(ValueError, match=rf"call\('{name}'\) would {name} envs behind"):
+                getattr(views[0], name)
+    with pytest.raises(EnvManagerError, match="ManagerVectorEnv is closed"):
+        envs.envs  # noqa: B018
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_envs_views_read_a_wrapper_state_as_sync_vector_env_does(kind: str) -> None:
+    """gymnasium's own check: one env wrapped in NormalizeReward equals the vector NormalizeReward, read via envs[0]."""
+
+    def normalized() -> gym.Env[Any, Any]:
+        return gym.wrappers.NormalizeReward(gym.make("CartPole-v1"))
+
+    per_env = make_vector_env(KINDS[kind], [gymnasium_env_fn(normalized)])
+    vec_env = gym.wrappers.vector.NormalizeReward(make_vector_env(KINDS[kind], [cartpole()]))
+    for envs in (per_env, vec_env):
+        envs.reset(seed=42)
+        envs.action_space.seed(0)
+        for _ in range(50):
+            envs.step(envs.action_space.sample())
+    rms = per_env.envs[0].return_rms
+    assert rms.count == vec_env.return_rms.count > 40
+    np.testing.assert_allclose(rms.mean, vec_env.return_rms.mean, rtol=1e-4)
+    np.testing.assert_allclose(rms.var, vec_env.return_rms.var, rtol=1e-4)
+    per_env.close()
+    vec_env.close()
+
+
+def test_unequal_observation_spaces_raise_sync_vector_envs_words() -> None:
+    """The error opens with SyncVectorEnv's sentence; observation spaces are checked before action spaces."""
+    sentence = "SyncVectorEnv(..., observation_mode='same') however the sub-environments observation spaces are not"
+    fns = [cartpole(), gymnasium_env_fn(partial(gym.make, "FrozenLake-v1")), cartpole()]
+    for cfg in KINDS.values():
+        with pytest.raises(BatchSpecError, match=re.escape(sentence) + r".*env 1 .*Discrete\(16\)"):
+            make_vector_env(cfg, fns)
+
+
 # ----- rendering and metadata ----------------------------------------------------------------------------------
 @pytest.mark.parametrize("kind", list(KINDS))
 def test_render_returns_each_env_frame(kind: str) -> None:

@@ -162,6 +162,48 @@ def test_same_step_reports_final_obs_and_the_reset_info() -> None:
         np.testing.assert_array_equal(infos["count"], [0, 2])
 
 
+class DiscreteCountEnv(CountEnv):
+    """CountEnv with a ``Discrete`` observation returned as a Python ``int``, as gymnasium's toy-text envs do."""
+
+    observation_space = spaces.Discrete(100)  # type: ignore[assignment]
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict]:
+        obs, info = super().reset(seed=seed)
+        return int(obs[0]), info
+
+    def step(self, action: int) -> tuple[Any, float, bool, bool, dict]:
+        obs, *rest = super().step(action)
+        return (int(obs[0]), *rest)
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_same_step_final_obs_is_what_the_env_returned(kind: str) -> None:
+    """A Python ``int`` stays one in ``final_obs`` (SyncVectorEnv keeps the env's object), wherever the env runs."""
+    fns = [partial(DiscreteCountEnv, max_count=m) for m in (2, 3, 3)]
+    actions = np.random.default_rng(2).integers(0, 5, size=(12, 3))
+    theirs = SyncVectorEnv(fns, autoreset_mode=AutoresetMode.SAME_STEP)
+    with make_vector_env(KINDS[kind], [gymnasium_env_fn(fn) for fn in fns], autoreset_mode="SameStep") as ours:
+        assert run_side_by_side(ours, theirs, actions, seed=None) >= 8
+        ours.reset()
+        ours.step(actions[0])
+        infos = ours.step(actions[1])[-1]
+        assert type(infos["final_obs"][0]) is int and infos["final_obs"][0] == 2
+        assert infos["final_obs"][1] is None
+    theirs.close()
+
+
+def test_same_step_final_obs_of_ding_envs_are_their_arrays() -> None:
+    """DI-engine-style envs hand out arrays of their spaces' dtypes; their final observations are those arrays."""
+    with make_vector_env({"type": "subprocess"}, [partial(CartPoleEnv, cfg={})] * 2, autoreset_mode="SameStep") as envs:
+        envs.reset(seed=0)
+        for _ in range(500):
+            infos = envs.step(np.array([0, 0]))[-1]
+            if "final_obs" in infos:
+                break
+        final = next(obs for obs in infos["final_obs"] if obs is not None)
+        assert isinstance(final, np.ndarray) and final.dtype == np.float32 and final.shape == (4,)
+
+
 # ----- DISABLED and reset masks --------------------------------------------------------------------------------
 @pytest.mark.parametrize("setting", list(MANAGER_SETTINGS))
 def test_disabled_mode_needs_a_masked_reset(setting: str) -> None:

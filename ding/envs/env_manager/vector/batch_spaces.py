@@ -31,6 +31,21 @@ def check_observation_mode(mode: ObservationMode) -> None:
         )
 
 
+def unequal_spaces_message(detail: str) -> str:
+    """The error for envs whose observation spaces differ under ``observation_mode='same'``.
+
+    It opens with the sentence gymnasium's ``SyncVectorEnv`` raises, so code that matches that text keeps working.
+
+    >>> unequal_spaces_message('env 1 has Discrete(3), env 0 has Discrete(2)')[:52]
+    'ManagerVectorEnv built as SyncVectorEnv(..., observa'
+    """
+    return (
+        "ManagerVectorEnv built as SyncVectorEnv(..., observation_mode='same') however the sub-environments "
+        f"observation spaces are not equivalent. {detail}. If this is intentional, use "
+        "`observation_mode='different'` instead."
+    )
+
+
 def batch_spaces(
     mode: ObservationMode,
     single_obs: spaces.Space[Any],
@@ -42,22 +57,25 @@ def batch_spaces(
 
     ``'same'``: every env has ``single_obs``. ``'different'``: the envs' spaces may differ in bounds but not in
     shape or dtype; the batch holds each env's. A pair: the given spaces, the envs' of the same shapes and dtypes.
-    Every env has ``single_action``.
+    Every env has ``single_action``. Observation spaces are checked first, as gymnasium checks them.
 
     Raises:
         BatchSpecError: An env's space does not fit (names the env and both spaces).
     """
+    batched_and_single = _observation_spaces(mode, single_obs, obs_spaces)
     for env_id, space in enumerate(action_spaces):
         if space != single_action:
             raise BatchSpecError(f"env {env_id} has action space {space}, but the batch's is {single_action}")
+    return batched_and_single
+
+
+def _observation_spaces(
+    mode: ObservationMode, single_obs: spaces.Space[Any], obs_spaces: Sequence[spaces.Space[Any]]
+) -> tuple[spaces.Space[Any], spaces.Space[Any]]:
     if mode == "same":
         for env_id, space in enumerate(obs_spaces):
             if space != single_obs:
-                raise BatchSpecError(
-                    f"observation_mode='same', but the sub-environments observation spaces are not equivalent. "
-                    f"env {env_id} has {space}, env 0 has {single_obs}. If this is intentional, use "
-                    "`observation_mode='different'` instead."
-                )
+                raise BatchSpecError(unequal_spaces_message(f"env {env_id} has {space}, env 0 has {single_obs}"))
         return batch_space(single_obs, len(obs_spaces)), single_obs
     batched: spaces.Space[Any] | None = None
     single = single_obs

@@ -8,7 +8,9 @@ gymnasium's ``SyncVectorEnv`` needs the env unchanged instead, which this subcla
   their spaces' dtypes, as every ding env gives them);
 - gymnasium's seeding: ``seed(s)`` seeds the next reset only (``env.reset(seed=s)``); later episodes continue the
   env's random generator, as ``SyncVectorEnv.reset(seed=...)`` does;
-- the info of the last reset is kept (:meth:`GymnasiumPassthroughEnv.reset_info`), so a vector env can report it;
+- the info of the last reset and the last step's observation as the env returned it are kept
+  (:meth:`GymnasiumPassthroughEnv.reset_info`, :meth:`GymnasiumPassthroughEnv.last_step_observation`), so a vector
+  env can report them as gymnasium's do;
 - public attributes the ding env lacks are read from the gymnasium env (``get_wrapper_attr``), and
   :meth:`GymnasiumPassthroughEnv.set_wrapper_attr` sets them where gymnasium would.
 """
@@ -26,17 +28,24 @@ from ding.envs.gym_env import DingEnvWrapper
 from ding.envs.spaces import EnvSpaces
 
 
-class _ResetInfo(gym.Wrapper[Any, Any, Any, Any]):
-    """Keep the info of the last reset (ding envs return only the observation from ``reset``)."""
+class _LastReturns(gym.Wrapper[Any, Any, Any, Any]):
+    """Keep the info of the last reset (ding envs return only the observation from ``reset``) and the observation of
+    the last step exactly as the env returned it (ding envs hand out arrays of the space's dtype)."""
 
     def __init__(self, env: gym.Env[Any, Any]) -> None:
         super().__init__(env)
         self.last_info: dict[str, Any] = {}
+        self.last_step_obs: Any = None
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
         obs, info = self.env.reset(**kwargs)
         self.last_info = info
         return obs, info
+
+    def step(self, action: Any) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        self.last_step_obs = obs
+        return obs, reward, terminated, truncated, info
 
 
 class GymnasiumPassthroughEnv(DingEnvWrapper):
@@ -57,7 +66,7 @@ class GymnasiumPassthroughEnv(DingEnvWrapper):
 
     _seed_pending = False
     """Whether the seed given to :meth:`seed` still waits for its reset."""
-    _keeper: _ResetInfo
+    _keeper: _LastReturns
 
     @classmethod
     def declares_spaces(cls) -> bool:
@@ -79,7 +88,7 @@ class GymnasiumPassthroughEnv(DingEnvWrapper):
             raise TypeError(
                 "GymnasiumPassthroughEnv takes a gymnasium env instance (in env managers: gymnasium_env_fn(make))"
             )
-        self._keeper = _ResetInfo(self._given_env)
+        self._keeper = _LastReturns(self._given_env)
         return self._keeper
 
     def seed(self, seed: int, dynamic_seed: bool = True) -> None:
@@ -96,6 +105,13 @@ class GymnasiumPassthroughEnv(DingEnvWrapper):
     def reset_info(self) -> dict[str, Any]:
         """The info the gymnasium env returned from its last reset."""
         return dict(self._keeper.last_info)
+
+    def last_step_observation(self) -> Any:
+        """The observation the gymnasium env returned from its last step, as it returned it (e.g. a Python ``int``).
+
+        A vector env reports it as an ended episode's ``final_obs``, as gymnasium's vector envs do.
+        """
+        return self._keeper.last_step_obs
 
     @property
     def gymnasium_env(self) -> gym.Env[Any, Any]:

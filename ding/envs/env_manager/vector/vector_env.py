@@ -34,9 +34,10 @@ from ding.envs.env_manager.vector.batch_spaces import (
     ObservationMode,
     batch_spaces,
     check_observation_mode,
+    unequal_spaces_message,
 )
 from ding.envs.env_manager.vector.batching import action_rows, batch_with_rows, owned
-from ding.envs.env_manager.vector.env_calls import EnvCalls
+from ding.envs.env_manager.vector.env_calls import EnvCalls, EnvView
 from ding.envs.env_manager.vector.render import tile_images
 from ding.envs.env_manager.vector.reset_args import reset_env_ids, reset_seeds
 from ding.envs.env_manager.vector.step_result import StepResult, step_envs
@@ -248,6 +249,12 @@ class ManagerVectorEnv(VectorEnv[Any, Any, np.ndarray]):
         self._calls.set(name, values)
 
     @property
+    def envs(self) -> tuple[EnvView, ...]:
+        """Each env, as ``SyncVectorEnv.envs`` lists them: a view reading, setting and calling through the manager."""
+        self._check_open()
+        return tuple(EnvView(self._calls, env_id, self._touch) for env_id in range(self.num_envs))
+
+    @property
     def render_mode(self) -> str | None:  # type: ignore[override]
         """The envs' render mode (env 0's ``render_mode``; None for envs without one)."""
         self._check_open()
@@ -289,11 +296,12 @@ class ManagerVectorEnv(VectorEnv[Any, Any, np.ndarray]):
             try:
                 self._manager.launch()
             except EnvSpecError as err:  # the manager found envs whose spaces do not fit one batch
-                raise BatchSpecError(
-                    f"observation_mode={self.observation_mode!r}: the sub-environments observation spaces are not "
-                    f"equivalent. {type(self._manager).__name__}: {err}. If this is intentional, use "
-                    "`observation_mode='different'` instead, with a manager that lays out no shared memory"
-                ) from err
+                detail = f"{type(self._manager).__name__}: {err}"
+                if self.observation_mode == "same":
+                    raise BatchSpecError(
+                        unequal_spaces_message(detail) + " (with a manager that lays out no shared memory)"
+                    ) from err
+                raise BatchSpecError(f"the envs' observation spaces cannot be batched: {detail}") from err
             self._fresh = True
         obs_spaces = self._calls.describe("observation_space")
         action_spaces = self._calls.describe("action_space")
@@ -331,9 +339,10 @@ class ManagerVectorEnv(VectorEnv[Any, Any, np.ndarray]):
 
     def _same_step(self, result: StepResult, infos: dict[str, Any]) -> Any:
         ended = [int(i) for i in np.flatnonzero(result.terminated | result.truncated)]
+        finals = self._calls.final_observations(result.final_obs)
         for env_id, info in result.infos.items():
-            if env_id in result.final_obs:
-                final = result.final_obs[env_id]
+            if env_id in finals:
+                final = finals[env_id]
                 infos = self._add_info(
                     infos, {"final_obs": owned(final) if self.copy else final, "final_info": dict(info)}, env_id
                 )
