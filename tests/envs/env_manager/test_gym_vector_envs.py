@@ -13,7 +13,15 @@ import pytest
 from gymnasium import spaces
 from gymnasium.vector.utils import batch_differing_spaces, batch_space
 
-from ding.envs.env_manager.vector import GymnasiumPassthroughEnv, gymnasium_env_fn, make_vector_env, tile_images
+from ding.envs.env_manager import BaseEnvManager
+from ding.envs.env_manager.vector import (
+    GymnasiumPassthroughEnv,
+    ManagerVectorEnv,
+    gymnasium_env_fn,
+    make_vector_env,
+    tile_images,
+    vector_env_fn,
+)
 from ding.envs.spaces import EnvSpaces
 from ding.errors import BatchSpecError, EnvManagerError, EnvSpecError
 from dizoo.classic_control.cartpole.envs import CartPoleEnv
@@ -69,6 +77,45 @@ def test_ding_envs_answer_for_themselves() -> None:
             envs.get_attr("gravity")  # ding's DingEnvWrapper does not reach into its gymnasium env
         assert envs.render_mode is None
         assert envs.metadata == {"autoreset_mode": gym.vector.AutoresetMode.NEXT_STEP}
+
+
+# ----- built as SyncVectorEnv is --------------------------------------------------------------------------------
+@pytest.mark.parametrize("manager_cfg", [None, {"type": "subprocess", "envs_per_worker": 2}], ids=["default", "sub"])
+def test_constructed_from_env_functions_as_sync_vector_env(manager_cfg: dict[str, Any] | None) -> None:
+    fns = [lambda: gym.make("CartPole-v1") for _ in range(3)]
+    theirs = gym.vector.SyncVectorEnv(fns, True, "same", gym.vector.AutoresetMode.SAME_STEP)
+    with ManagerVectorEnv(fns, True, "same", gym.vector.AutoresetMode.SAME_STEP, manager_cfg=manager_cfg) as ours:
+        assert ours.manager.manager_type == ("base" if manager_cfg is None else "subprocess")
+        assert ours.get_attr("gravity") == (9.8, 9.8, 9.8)  # gymnasium envs, kept as they are
+        np.testing.assert_array_equal(ours.reset(seed=5)[0], theirs.reset(seed=5)[0])
+        for row in np.random.default_rng(0).integers(0, 2, size=(40, 3)):
+            np.testing.assert_array_equal(ours.step(row)[0], theirs.step(row)[0])
+    theirs.close()
+
+
+def test_env_functions_may_make_ding_envs() -> None:
+    ding_fns = [partial(CartPoleEnv, cfg={}), lambda: CartPoleEnv(cfg={})]
+    assert vector_env_fn(ding_fns[0]) is ding_fns[0]  # its declared spaces stay visible to the manager
+    with ManagerVectorEnv(ding_fns, autoreset_mode="SameStep") as envs:
+        assert envs.reset(seed=0)[0].shape == (2, 4)
+        infos: dict[str, Any] = {}
+        while "final_info" not in infos:
+            infos = envs.step(np.array([0, 0]))[-1]
+        assert "eval_episode_return" in infos["final_info"]  # ding's CartPoleEnv, not a gymnasium passthrough
+    with pytest.raises(TypeError, match="made 3: neither a ding env nor a gymnasium env"):
+        ManagerVectorEnv([lambda: 3])
+
+
+def test_bad_constructor_arguments_are_named() -> None:
+    with pytest.raises(TypeError, match=r"non-empty list of functions that make envs .*got \[\]"):
+        ManagerVectorEnv([])
+    with pytest.raises(TypeError, match="a vector env takes functions that make envs, got 'CartPole-v1'"):
+        ManagerVectorEnv(["CartPole-v1"])  # type: ignore[list-item]
+    manager = BaseEnvManager([partial(CartPoleEnv, cfg={})])
+    with pytest.raises(TypeError, match="manager_cfg with env constructors only"):
+        ManagerVectorEnv(manager, manager_cfg={"type": "base"})
+    with pytest.raises(TypeError, match="ManagerVectorEnv needs a manager that steps every env"):
+        ManagerVectorEnv([cartpole()], manager_cfg={"type": "async_subprocess"})
 
 
 # ----- envs: one view per env ---------------------------------------------------------------------------------

@@ -23,6 +23,8 @@ from typing import Any
 
 import gymnasium as gym
 
+from ding.envs.base_env import BaseEnv
+from ding.envs.env_manager.env_fn import env_class_of
 from ding.envs.env_wrappers import WrapperChain
 from ding.envs.gym_env import DingEnvWrapper
 from ding.envs.spaces import EnvSpaces
@@ -177,3 +179,33 @@ def gymnasium_env_fn(
     if spaces is not None:
         env_fn.env_spaces = spaces  # type: ignore[attr-defined]  # what managers read as declared spaces
     return env_fn
+
+
+def _build_either(make: Callable[[], Any]) -> Any:
+    env = make()
+    if isinstance(env, BaseEnv):
+        return env
+    if isinstance(env, gym.Env):
+        return GymnasiumPassthroughEnv(env)
+    raise TypeError(f"an env constructor of a vector env made {env!r}: neither a ding env nor a gymnasium env")
+
+
+def vector_env_fn(make: Callable[[], Any]) -> Callable[[], Any]:
+    """An env constructor for a manager from ``make``, which makes a ding env or a gymnasium env.
+
+    A ding env class (or a ``functools.partial`` of one) and :func:`gymnasium_env_fn`'s constructors are kept as
+    they are, so spaces they declare stay known before any env is built. Any other callable is called where the
+    env runs: a gymnasium env it makes becomes a :class:`GymnasiumPassthroughEnv`, a ding env is kept.
+
+    Example:
+        >>> env = vector_env_fn(lambda: gym.make('CartPole-v1'))()
+        >>> type(env).__name__
+        'GymnasiumPassthroughEnv'
+        >>> env.close()
+    """
+    if not callable(make):
+        raise TypeError(f"a vector env takes functions that make envs, got {make!r}")
+    cls = env_class_of(make)
+    if (cls is not None and issubclass(cls, BaseEnv)) or getattr(make, "func", None) is _build:
+        return make
+    return functools.partial(_build_either, make)

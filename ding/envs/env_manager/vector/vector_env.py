@@ -38,10 +38,15 @@ from ding.envs.env_manager.vector.batch_spaces import (
 )
 from ding.envs.env_manager.vector.batching import action_rows, batch_with_rows, owned
 from ding.envs.env_manager.vector.env_calls import EnvCalls, EnvView
+from ding.envs.env_manager.vector.passthrough_env import vector_env_fn
 from ding.envs.env_manager.vector.render import tile_images
 from ding.envs.env_manager.vector.reset_args import reset_env_ids, reset_seeds
 from ding.envs.env_manager.vector.step_result import StepResult, step_envs
 from ding.errors import EnvManagerError, EnvSpecError
+
+DEFAULT_MANAGER: Mapping[str, Any] = {"type": "base"}
+"""The manager ``ManagerVectorEnv(env_fns)`` runs its envs on when given no ``manager_cfg``: in this process, as
+gymnasium's ``SyncVectorEnv`` does."""
 
 
 def autoreset_mode_of(mode: AutoresetMode | str) -> AutoresetMode:
@@ -60,7 +65,12 @@ def autoreset_mode_of(mode: AutoresetMode | str) -> AutoresetMode:
 
 
 class ManagerVectorEnv(VectorEnv[Any, Any, np.ndarray]):
-    """Drive a ding env manager (``base`` or ``subprocess``) through gymnasium's vector env API.
+    """Drive a ding env manager through gymnasium's vector env API; built as ``SyncVectorEnv`` is, from env functions.
+
+    ``ManagerVectorEnv(env_fns, copy, observation_mode, autoreset_mode)`` takes ``SyncVectorEnv``'s arguments: the
+    functions make gymnasium envs (kept as they are, :class:`GymnasiumPassthroughEnv`) or ding envs, and run on the
+    manager ``manager_cfg`` describes (default ``{'type': 'base'}``, in this process; ``{'type': 'subprocess'}``
+    runs them in worker processes). An already built manager can be given instead of the functions.
 
     Every env steps in every call (or starts its next episode), so the manager must return whole batches: an async
     manager is rejected. The vector env owns the manager: it launches it when built (as gymnasium's vector envs build
@@ -69,7 +79,7 @@ class ManagerVectorEnv(VectorEnv[Any, Any, np.ndarray]):
     every env's spaces against the batch, and ``close()`` closes it.
 
     Args:
-        manager: The env manager to drive.
+        envs: Functions that make the envs (see :func:`vector_env_fn`), or a built env manager to drive.
         copy: Return observations that stay valid after the next ``step``/``reset``: views the manager hands out
             (a subprocess manager's shared memory) are copied. With ``False`` such views are returned as they are;
             the next call overwrites them and they must not be read after ``close()``.
@@ -79,6 +89,8 @@ class ManagerVectorEnv(VectorEnv[Any, Any, np.ndarray]):
             ``(batched, single)`` pair of spaces.
         tile_frames: ``render()`` returns one image with every env's frame tiled (:func:`tile_images`) instead of
             a tuple of frames.
+        manager_cfg: The manager that runs ``envs`` given as functions (a ding manager config, e.g.
+            ``{'type': 'subprocess', 'envs_per_worker': 2}``).
 
     Example:
         >>> from functools import partial
@@ -93,19 +105,37 @@ class ManagerVectorEnv(VectorEnv[Any, Any, np.ndarray]):
         >>> rewards, terminations
         (array([1., 1., 1.], dtype=float32), array([False, False, False]))
         >>> envs.close()
+        >>> import gymnasium as gym
+        >>> with ManagerVectorEnv([lambda: gym.make('CartPole-v1')] * 2, manager_cfg={'type': 'subprocess'}) as envs:
+        ...     envs.reset(seed=42)[0].shape
+        (2, 4)
     """
 
     def __init__(
         self,
-        manager: BaseEnvManager,
-        *,
+        envs: BaseEnvManager | Sequence[EnvFn],
         copy: bool = True,
-        autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
         observation_mode: ObservationMode = "same",
+        autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
+        *,
+        manager_cfg: Mapping[str, Any] | None = None,
         tile_frames: bool = False,
     ) -> None:
-        if not isinstance(manager, BaseEnvManager):
-            raise TypeError(f"ManagerVectorEnv takes a ding env manager, got {type(manager).__name__}")
+        manager = _manager_for(envs, manager_cfg)
+        try:
+            self._setup(manager, copy, observation_mode, autoreset_mode, tile_frames)
+        except BaseException:
+            manager.close()
+            raise
+
+    def _setup(
+        self,
+        manager: BaseEnvManager,
+        copy: bool,
+        observation_mode: ObservationMode,
+        autoreset_mode: AutoresetMode | str,
+        tile_frames: bool,
+    ) -> None:
         if isinstance(manager, AsyncSubprocessEnvManager) or manager.partial_batches:
             raise TypeError(
                 f"ManagerVectorEnv needs a manager that steps every env in every call (type 'base' or 'subprocess'), "
@@ -136,11 +166,7 @@ class ManagerVectorEnv(VectorEnv[Any, Any, np.ndarray]):
         self._given_seeds: list[int | None] = [None] * self.num_envs
         self._fresh = False
         """Every env holds the first observation of an episode nothing has touched yet (right after launch)."""
-        try:
-            self._start()
-        except BaseException:
-            manager.close()
-            raise
+        self._start()
 
     @property
     def manager(self) -> BaseEnvManager:
@@ -367,6 +393,20 @@ class ManagerVectorEnv(VectorEnv[Any, Any, np.ndarray]):
         return self._observations()
 
 
+def _manager_for(envs: BaseEnvManager | Sequence[EnvFn], manager_cfg: Mapping[str, Any] | None) -> BaseEnvManager:
+    """The manager a vector env drives: ``envs`` itself, or one ``manager_cfg`` describes over the env constructors."""
+    if isinstance(envs, BaseEnvManager):
+        if manager_cfg is not None:
+            raise TypeError("ManagerVectorEnv takes a manager_cfg with env constructors only, not with a built manager")
+        return envs
+    if isinstance(envs, (str, bytes, Mapping)) or not isinstance(envs, Sequence) or not envs:
+        raise TypeError(
+            "ManagerVectorEnv takes a ding env manager or a non-empty list of functions that make envs (gymnasium or "
+            f"ding envs), got {envs!r}"
+        )
+    return create_env_manager(dict(manager_cfg or DEFAULT_MANAGER), [vector_env_fn(fn) for fn in envs])
+
+
 def make_vector_env(
     manager_cfg: Mapping[str, Any],
     env_fns: Sequence[EnvFn],
@@ -378,7 +418,7 @@ def make_vector_env(
 ) -> ManagerVectorEnv:
     """Build the manager ``manager_cfg`` names over ``env_fns`` and wrap it in a :class:`ManagerVectorEnv`.
 
-    ``env_fns`` build ding envs; for gymnasium env constructors, pass ``[gymnasium_env_fn(fn) for fn in fns]``.
+    ``env_fns`` make ding envs or gymnasium envs (see :func:`vector_env_fn`).
 
     Example:
         >>> from functools import partial
@@ -387,15 +427,11 @@ def make_vector_env(
         ...     envs.single_observation_space.shape, envs.observation_space.shape
         ((4,), (2, 4))
     """
-    manager = create_env_manager(manager_cfg, env_fns)
-    try:
-        return ManagerVectorEnv(
-            manager,
-            copy=copy,
-            autoreset_mode=autoreset_mode,
-            observation_mode=observation_mode,
-            tile_frames=tile_frames,
-        )
-    except BaseException:
-        manager.close()
-        raise
+    return ManagerVectorEnv(
+        env_fns,
+        copy=copy,
+        observation_mode=observation_mode,
+        autoreset_mode=autoreset_mode,
+        manager_cfg=manager_cfg,
+        tile_frames=tile_frames,
+    )
