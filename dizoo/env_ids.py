@@ -16,8 +16,12 @@ from dizoo.flags import bool_flag
 
 
 def _name_and_version(env_id: str) -> tuple[str, str]:
-    name, sep, version = env_id.rpartition("-v")
-    return (name, version) if sep else (env_id, "")
+    """``('Pendulum', '1')`` for gymnasium's ``'Pendulum-v1'``, ``('simple_spread', '3')`` for PettingZoo's ids."""
+    for separator in ("-v", "_v"):
+        name, sep, version = env_id.rpartition(separator)
+        if sep and version.isdigit():
+            return name, version
+    return env_id, ""
 
 
 def check_env_id(env_id: Any, supported: Iterable[str], suite: str) -> str:
@@ -30,7 +34,7 @@ def check_env_id(env_id: Any, supported: Iterable[str], suite: str) -> str:
         Traceback (most recent call last):
         ...
         ding.errors.ConfigError: pendulum: env_id 'Pendulum-v0' is not a version of Pendulum that ding supports; \
-gymnasium's current one is 'Pendulum-v1': set env_id='Pendulum-v1' (supported: Pendulum-v1)
+the current one is 'Pendulum-v1': set env_id='Pendulum-v1' (supported: Pendulum-v1)
         >>> check_env_id('Pendlum-v1', ['Pendulum-v1'], 'pendulum')
         Traceback (most recent call last):
         ...
@@ -50,7 +54,7 @@ gymnasium's current one is 'Pendulum-v1': set env_id='Pendulum-v1' (supported: P
 def _raise_renamed(env_id: str, current: str, known: list[str], suite: str) -> str:
     raise ConfigError(
         f"{suite}: env_id {env_id!r} is not a version of {_name_and_version(current)[0]} that ding supports; "
-        f"gymnasium's current one is {current!r}: set env_id={current!r} (supported: {', '.join(sorted(known))})"
+        f"the current one is {current!r}: set env_id={current!r} (supported: {', '.join(sorted(known))})"
     )
 
 

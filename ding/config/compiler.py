@@ -11,10 +11,12 @@ from typing import Any
 
 from easydict import EasyDict
 
+from ding.config.agent_shapes import AGENT_SHAPE_KEYS, fill_agent_shapes
+from ding.config.di_engine_keys import with_common_defaults, without_inert_keys
 from ding.config.experiment import DEFAULT_EXP_NAME, experiment_name, renewed_name
 from ding.config.keywords import resolve_call
 from ding.config.sections import TOP_LEVEL_KEYS, ComponentName, check_top_level, resolve_components
-from ding.config.shapes import MODEL_SPEC_KEYS, SHAPE_KEYS, fill_model_shapes
+from ding.config.shapes import SHAPE_KEYS, fill_model_shapes, with_model_spec_keys
 from ding.config.writer import save_config
 from ding.envs.base_env import BaseEnv
 from ding.envs.env_manager.config import manager_default_config
@@ -147,7 +149,8 @@ def _compile(
     policy_cfg = _compile_policy(main_config.get("policy") or {}, names["policy"], require_policy)
     env_spaces = _env_spaces(env_cls, env_cfg, policy_cfg)
     if env_spaces is not None:
-        policy_cfg = fill_model_shapes(policy_cfg, env_spaces, str(env_cfg["type"]))
+        fill = fill_agent_shapes if policy_cfg.get("multi_agent") else fill_model_shapes
+        policy_cfg = fill(policy_cfg, env_spaces, str(env_cfg["type"]))
     compiled = {
         "exp_name": _exp_name(exp_name if exp_name is not None else main_config.get("exp_name")),
         "seed": _seed(seed if seed is not None else main_config.get("seed")),
@@ -233,7 +236,8 @@ def _compile_policy(user_policy: Mapping[str, Any], policy: ComponentName, requi
         raise ConfigError(f"policy.import_names {imports}: cannot import {err.name!r}: {err}") from err
     user = _without_names(user_policy)
     if policy.type is not None and policy.type in POLICY_REGISTRY:
-        body = deep_merge_dicts(_policy_defaults(policy.type), user, strict=True, path="policy")
+        defaults = _policy_defaults(policy.type, user)
+        body = deep_merge_dicts(defaults, without_inert_keys(user, defaults), strict=True, path="policy")
     elif require_policy:
         hint = " Pass require_policy=False to keep the policy section unvalidated."
         if policy.type is None:
@@ -245,17 +249,16 @@ def _compile_policy(user_policy: Mapping[str, Any], policy: ComponentName, requi
     return {"type": policy.type, "import_names": imports, **_without_names(body)}
 
 
-def _policy_defaults(policy_type: str) -> dict[str, Any]:
-    """The registered policy's defaults, with a ``model`` section that takes the env-derived shapes."""
+def _policy_defaults(policy_type: str, user: Mapping[str, Any]) -> dict[str, Any]:
+    """The registered policy's defaults for the section ``user``, with a ``model`` that takes the env's shapes."""
     policy_cls: Any = POLICY_REGISTRY.get(policy_type)
-    defaults = policy_cls.default_config()
+    defaults_for = getattr(policy_cls, "defaults_for", None)  # ding's Policy has it
+    if defaults_for is not None:
+        return dict(defaults_for(user))
+    defaults = policy_cls.default_config()  # a registered class that is not a ding Policy
     if not isinstance(defaults, Mapping):
         raise TypeError(f"policy {policy_type!r}: default_config() must return a dict, got {type(defaults).__name__}")
-    defaults = copy.deepcopy(dict(defaults))
-    model = defaults.setdefault("model", {})
-    if isinstance(model, Mapping) and model:
-        defaults["model"] = {**{key: None for key in MODEL_SPEC_KEYS}, **model}
-    return defaults
+    return with_common_defaults(with_model_spec_keys(copy.deepcopy(dict(defaults))))
 
 
 def _env_spaces(env_cls: type[BaseEnv], env_cfg: Mapping[str, Any], policy_cfg: Mapping[str, Any]) -> EnvSpaces | None:
@@ -265,7 +268,8 @@ def _env_spaces(env_cls: type[BaseEnv], env_cfg: Mapping[str, Any], policy_cfg: 
     to know them is then not built (its shapes are not checked).
     """
     model = policy_cfg.get("model")
-    shapes_given = isinstance(model, Mapping) and all(model.get(key) is not None for key in SHAPE_KEYS)
+    keys = AGENT_SHAPE_KEYS if policy_cfg.get("multi_agent") else SHAPE_KEYS
+    shapes_given = isinstance(model, Mapping) and all(model.get(key) is not None for key in keys)
     if shapes_given and not env_cls.declares_spaces():
         return None
     try:

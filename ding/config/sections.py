@@ -46,6 +46,8 @@ class PipelineWorker:
     type: str
     class_name: str
     settings: str
+    same_as: tuple[str, ...] = ()
+    """DI-engine's types that name a component working as ding's does (so ding's is run for them)."""
 
     def message(self, given: str) -> str:
         """Why ``given`` (where the config names this component, and how) is refused, and what ding does instead."""
@@ -59,7 +61,9 @@ PIPELINE_WORKERS: dict[str, PipelineWorker] = {
     "learner": PipelineWorker("base", "BaseLearner", "policy.learn.learner"),
     "collector": PipelineWorker("sample", "SampleSerialCollector", "policy.collect"),
     "evaluator": PipelineWorker("interaction", "InteractionSerialEvaluator", "policy.eval.evaluator"),
-    "replay_buffer": PipelineWorker("naive", "NaiveReplayBuffer", "policy.other.replay_buffer"),
+    "replay_buffer": PipelineWorker(
+        "naive", "NaiveReplayBuffer", "policy.other.replay_buffer", same_as=("deque",)
+    ),  # DI-engine's deque buffer: first in first out, uniform samples without repeats, as ding's
 }
 """DI-engine's ``create_config`` sections that may only name ding's own worker (and then change nothing)."""
 
@@ -172,10 +176,13 @@ def _check_pipeline_worker(name: str, section: Any) -> None:
     worker = PIPELINE_WORKERS[name]
     if section is None:
         return
-    if not isinstance(section, Mapping) or set(section) - {"type"}:
+    if not isinstance(section, Mapping) or set(section) - {"type", "import_names"}:
         raise ConfigError(worker.message(f"create_config.{name} {section!r}"))
-    if section.get("type", worker.type) != worker.type:
+    given = section.get("type", worker.type)
+    if given != worker.type and given not in worker.same_as:
         raise ConfigError(worker.message(f"create_config.{name}.type {section['type']!r}"))
+    if section.get("import_names") and given == worker.type:  # DI-engine's own types may name their modules
+        raise ConfigError(worker.message(f"create_config.{name} {dict(section)!r}"))
 
 
 def component_names(config: Mapping[str, Any]) -> dict[str, dict[str, Any]]:

@@ -14,7 +14,7 @@ observation's dtype name (``'uint8'`` for Atari frames, ``'float32'`` for CartPo
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -27,6 +27,18 @@ SHAPE_KEYS = ("obs_shape", "action_shape")
 INPUT_KEYS = ("obs_dtype", "obs_range")
 MODEL_SPEC_KEYS = (*SHAPE_KEYS, *INPUT_KEYS)
 """Every ``policy.model`` key filled from the env's spaces."""
+
+
+def with_model_spec_keys(defaults: dict[str, Any], spec_keys: Sequence[str] = MODEL_SPEC_KEYS) -> dict[str, Any]:
+    """``defaults`` whose non-empty ``model`` section also has ``spec_keys`` (None: filled from the env's spaces).
+
+    >>> with_model_spec_keys({'model': {'hidden': 64}}, ('obs_shape',))
+    {'model': {'obs_shape': None, 'hidden': 64}}
+    """
+    model = defaults.get("model")
+    if isinstance(model, Mapping) and model:
+        defaults["model"] = {**dict.fromkeys(spec_keys), **model}
+    return defaults
 
 
 def model_shape(space: spaces.Space[Any]) -> Shape:

@@ -156,13 +156,29 @@ def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -
     if args.mode == "keygen" and args.directory is None:
         parser.error("-m keygen needs DIR, the directory to write the keys to")
     if args.mode == "eval" and args.load_path is None:
-        parser.error("-m eval needs --load-path CKPT, the checkpoint to evaluate")
+        try:
+            args.load_path = _config_load_path(args.config)
+        except DingError as err:
+            parser.error(str(err))
+        if args.load_path is None:
+            parser.error(
+                "-m eval needs --load-path CKPT (or policy.load_path in the config): which checkpoint to evaluate"
+            )
     for option in ("env_step", "train_iter", "n_episode"):
         value = getattr(args, option)
         if value is not None and value < 1:
             parser.error(f"--{option.replace('_', '-')} must be >= 1, got {value}")
     if args.mode == "eval" and args.seed is not None and len(args.seed) > 1:
         parser.error("-m eval takes one --seed")
+
+
+def _config_load_path(config: str) -> str | None:
+    """The config's ``policy.load_path`` (DI-engine's checkpoint to evaluate), or None."""
+    from ding.config import read_config
+
+    main_config, _ = read_config(config)
+    load_path = (main_config.get("policy") or {}).get("load_path")
+    return str(load_path) if load_path else None
 
 
 def run_serial(args: argparse.Namespace) -> int:

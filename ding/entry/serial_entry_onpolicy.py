@@ -67,7 +67,8 @@ class _OnPolicyRun(_Run):
         learner, collector, buffer = self.learner, self.collector, self.buffer
         collect_mode = self.policy.collect_mode
         batch_size = learner.batch_size
-        epochs = self.policy.learn_mode.update_per_collect
+        learn_mode = self.policy.learn_mode
+        epochs = learn_mode.update_per_collect
         rng = np.random.default_rng(self.seed)
         while True:
             if self.evaluator.should_eval(learner.train_iter) and self.evaluate():
@@ -77,7 +78,8 @@ class _OnPolicyRun(_Run):
             self.sync_counters()
             buffer.clear()
             buffer.push(samples)
-            for _ in range(epochs):
+            for epoch in range(epochs):
+                learn_mode.prepare_epoch(samples, epoch)
                 order = rng.permutation(len(samples))
                 for begin in range(0, len(samples), batch_size):
                     learner.train([samples[i] for i in order[begin : begin + batch_size]], collector.env_step)

@@ -42,7 +42,9 @@ class VAC(nn.Module):
     ``share_encoder=False`` gives the actor and the critic an encoder each. Each head has
     ``*_head_layer_num`` hidden layers of width ``*_head_hidden_size`` before its output layer.
     Linear layers start orthogonal (gain sqrt(2)), the policy output with gain 0.01 (a near-uniform
-    first policy) and the value output with gain 1. ``obs_dtype`` and ``obs_range`` describe the observations
+    first policy) and the value output with gain 1. ``bound_type='tanh'`` squashes a continuous mean into
+    ``[-1, 1]`` (DI-engine's key; ``sigma_type`` is always ``'independent'``). ``obs_dtype`` and ``obs_range``
+    describe the observations
     (:class:`~ding.model.obs_input.ObsInput`: integer frames are made float32 in [0, 1] inside the model).
 
     Example:
@@ -70,10 +72,17 @@ class VAC(nn.Module):
         sigma_init: float = 0.0,
         obs_dtype: str | None = None,
         obs_range: Sequence[float] | None = None,
+        sigma_type: str = "independent",
+        bound_type: str | None = None,
     ) -> None:
         super().__init__()
         if action_space not in ACTION_SPACES:
             raise ConfigError(f"action_space must be one of {list(ACTION_SPACES)}, got {action_space!r}")
+        if sigma_type != "independent":
+            raise ConfigError(f"sigma_type must be 'independent' (a state-independent log std), got {sigma_type!r}")
+        if bound_type not in (None, "tanh"):
+            raise ConfigError(f"bound_type must be None or 'tanh' (the mean squashed into [-1, 1]), got {bound_type!r}")
+        self.bound_type = bound_type
         self.action_space = action_space
         self.obs_input = ObsInput(type(self).__name__, obs_shape, obs_dtype, obs_range)
         self.obs_shape = self.obs_input.obs_shape
@@ -130,7 +139,8 @@ class VAC(nn.Module):
         out = self.actor_out(self.actor_body(features))
         if self.log_sigma is None:
             return out
-        return {"mu": out, "sigma": self.log_sigma.exp().expand_as(out)}
+        mu = torch.tanh(out) if self.bound_type == "tanh" else out
+        return {"mu": mu, "sigma": self.log_sigma.exp().expand_as(mu)}
 
     def _critic(self, features: torch.Tensor) -> torch.Tensor:
         return self.critic_out(self.critic_body(features)).squeeze(-1)
@@ -149,6 +159,8 @@ VAC_KEYS = frozenset(
         "critic_head_layer_num",
         "activation",
         "sigma_init",
+        "sigma_type",
+        "bound_type",
         *INPUT_KEYS,
     }
 )

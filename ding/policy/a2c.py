@@ -80,6 +80,9 @@ class A2CPolicy(PPOPolicy):
             "share_encoder": True,
             "activation": "relu",
             "sigma_init": 0.0,
+            "sigma_type": "independent",
+            "bound_type": None,
+            "action_space": None,  # the policy's action_space; given here, it must agree
         },
         "learn": {
             "update_per_collect": 1,
@@ -120,6 +123,7 @@ class A2CPolicy(PPOPolicy):
             raise ConfigError("policy.priority / priority_IS_weight: prioritized replay is not supported; set False")
         if cfg.action_space not in ACTION_SPACES:
             raise ConfigError(f"policy.action_space must be one of {list(ACTION_SPACES)}, got {cfg.action_space!r}")
+        self._check_model_action_space()
         learn, collect = cfg.learn, cfg.collect
         if learn.update_per_collect != 1:
             raise ConfigError(
@@ -148,12 +152,6 @@ class A2CPolicy(PPOPolicy):
 
     def _update_per_collect(self) -> int:
         return int(self._cfg.learn.update_per_collect)
-
-    def _process_transition(self, obs: Any, output: Mapping[str, Any], timestep: Any) -> dict[str, Any]:
-        transition = super()._process_transition(obs, output, timestep)
-        if self._cfg.learn.ignore_done:
-            transition["done"] = False
-        return transition
 
     def _forward_learn(self, batch: list[dict[str, Any]]) -> dict[str, float]:
         if not batch:

@@ -21,7 +21,8 @@ from typing import Any, ClassVar
 
 from easydict import EasyDict
 
-from ding.config.shapes import MODEL_SPEC_KEYS
+from ding.config.di_engine_keys import with_common_defaults, without_inert_keys
+from ding.config.shapes import MODEL_SPEC_KEYS, with_model_spec_keys
 from ding.errors import ConfigError
 from ding.policy.nstep import NStepRule
 from ding.utils.merge import deep_merge_dicts
@@ -36,6 +37,9 @@ class LearnMode:
     load_state_dict: Callable[[Mapping[str, Any]], None]
     batch_size: int
     update_per_collect: int
+    prepare_epoch: Callable[[list[dict[str, Any]], int], None]
+    """Called before each pass over a collection's samples with the pass's index (0: a new collection); on-policy
+    methods may rewrite the samples in place (PPO's ``recompute_adv``)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,10 +79,22 @@ class Policy(ABC):
         if cfg is not None and not isinstance(cfg, Mapping):
             raise ConfigError(f"policy config must be a dict, got {type(cfg).__name__} {cfg!r}")
         user = {key: value for key, value in dict(cfg or {}).items() if key not in NAME_KEYS}
-        defaults = cls.default_config()
-        if isinstance(defaults.get("model"), dict) and defaults["model"]:
-            defaults["model"] = {**dict.fromkeys(MODEL_SPEC_KEYS), **defaults["model"]}
-        return EasyDict(deep_merge_dicts(defaults, user, strict=True, path="policy"))
+        defaults = cls.defaults_for(user)
+        return EasyDict(deep_merge_dicts(defaults, without_inert_keys(user, defaults), strict=True, path="policy"))
+
+    @classmethod
+    def defaults_for(cls, user: Mapping[str, Any]) -> dict[str, Any]:
+        """The defaults a user's ``policy`` section ``user`` merges into: :meth:`default_config`, its ``model`` with
+        every key filled from the env's spaces (None until the config is compiled with its env).
+
+        A policy whose model depends on the section (PPO's ``multi_agent``) overrides :meth:`model_spec_keys`.
+        """
+        return with_common_defaults(with_model_spec_keys(cls.default_config(), cls.model_spec_keys(user)))
+
+    @classmethod
+    def model_spec_keys(cls, user: Mapping[str, Any]) -> tuple[str, ...]:
+        """The ``policy.model`` keys the env's spaces fill for the section ``user``."""
+        return MODEL_SPEC_KEYS
 
     @classmethod
     def nstep_rule_of(cls, cfg: Mapping[str, Any]) -> NStepRule | None:
@@ -109,6 +125,7 @@ class Policy(ABC):
             load_state_dict=self.load_state_dict,
             batch_size=int(self._cfg.learn.batch_size),
             update_per_collect=self._update_per_collect(),
+            prepare_epoch=self._prepare_epoch,
         )
 
     @property
@@ -128,6 +145,10 @@ class Policy(ABC):
     def _update_per_collect(self) -> int:
         """Learner passes per collection (``learn.update_per_collect``; on-policy methods count epochs)."""
         return int(self._cfg.learn.update_per_collect)
+
+    def _prepare_epoch(self, samples: list[dict[str, Any]], epoch: int) -> None:
+        """Before pass ``epoch`` over a collection's ``samples``: nothing, unless a policy needs it."""
+        return None
 
     @abstractmethod
     def _forward_learn(self, batch: list[dict[str, Any]]) -> dict[str, float]: ...

@@ -79,6 +79,7 @@ class C51Policy(DQNPolicy):
         "priority_IS_weight": False,
         "discount_factor": 0.97,
         "nstep": 1,
+        "random_collect_size": 0,  # env steps of uniform random actions collected before the first update
         "model": {
             "encoder_hidden_size_list": [128, 128, 64],
             "head_hidden_size": None,

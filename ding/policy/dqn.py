@@ -50,6 +50,7 @@ class DQNPolicy(Policy):
         "priority_IS_weight": False,
         "discount_factor": 0.97,
         "nstep": 1,
+        "random_collect_size": 0,  # env steps of uniform random actions collected before the first update
         "model": {
             "encoder_hidden_size_list": [128, 128, 64],
             "dueling": True,
@@ -112,6 +113,7 @@ class DQNPolicy(Policy):
             raise ConfigError(f"policy.on_policy: {self.algorithm} learns off-policy; set on_policy=False")
         check_number(cfg.discount_factor, "policy.discount_factor", low=0.0, high=1.0, open_low=True)
         check_number(cfg.nstep, "policy.nstep", integer=True, low=1)
+        check_number(cfg.get("random_collect_size", 0), "policy.random_collect_size", integer=True, low=0)
         check_number(cfg.learn.update_per_collect, "policy.learn.update_per_collect", integer=True, low=1)
         check_number(cfg.learn.batch_size, "policy.learn.batch_size", integer=True, low=1)
         check_number(cfg.learn.learning_rate, "policy.learn.learning_rate", low=0.0, open_low=True)
@@ -161,6 +163,9 @@ class DQNPolicy(Policy):
         return {env_id: {"action": int(q[i].argmax()), "logit": q[i]} for i, env_id in enumerate(env_ids)}
 
     def _collect_kwargs(self, env_step: int) -> dict[str, Any]:
+        """The epsilon at ``env_step``: 1 (uniform random actions) for the first ``random_collect_size`` steps."""
+        if env_step < int(self._cfg.get("random_collect_size") or 0):
+            return {"eps": 1.0}
         return {"eps": self._epsilon(env_step)}
 
     def _process_transition(self, obs: Any, output: Mapping[str, Any], timestep: Any) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -9,106 +10,43 @@ import numpy as np
 import torch
 from torch import nn
 
+from ding.config.shapes import MODEL_SPEC_KEYS
 from ding.errors import ConfigError
+from ding.model.mavac import MULTI_AGENT_SHAPE_KEYS, mavac_from_config
 from ding.model.vac import ACTION_SPACES, vac_from_config
 from ding.policy.base import Policy, check_number
 from ding.policy.obs_batch import obs_tensor
+from ding.policy.ppo_math import KL_TYPES, gae_advantages, kl_estimate, ppo_loss
+from ding.policy.ppo_samples import ReturnScale, recompute_advantages
 from ding.policy.registry import POLICY_REGISTRY
 
-
-def gae_advantages(
-    reward: np.ndarray,
-    value: np.ndarray,
-    next_value: np.ndarray,
-    done: np.ndarray,
-    gamma: float,
-    lam: float,
-) -> np.ndarray:
-    """Generalized advantage estimates of one trajectory (arrays of length T, in time order).
-
-    ``delta_t = r_t + gamma * (1 - done_t) * next_value_t - value_t`` and
-    ``A_t = delta_t + gamma * lam * (1 - done_t) * A_{t+1}``; ``done_t`` is a real end (termination),
-    after which nothing is bootstrapped.
-
-    >>> gae_advantages(np.array([1.0, 1.0]), np.array([0.5, 0.5]), np.array([0.5, 2.0]), np.array([0.0, 1.0]), 0.9, 0.5)
-    array([1.175, 0.5  ])
-    """
-    reward, value, next_value = (np.asarray(x, dtype=np.float64) for x in (reward, value, next_value))
-    not_done = 1.0 - np.asarray(done, dtype=np.float64)
-    if not reward.shape == value.shape == next_value.shape == not_done.shape or reward.ndim != 1:
-        raise ValueError(
-            f"gae_advantages needs 1-D arrays of one length, got shapes {reward.shape}, {value.shape}, "
-            f"{next_value.shape}, {not_done.shape}"
-        )
-    delta = reward + gamma * not_done * next_value - value
-    advantages = np.zeros_like(delta)
-    running = 0.0
-    for t in range(len(delta) - 1, -1, -1):
-        running = delta[t] + gamma * lam * not_done[t] * running
-        advantages[t] = running
-    return advantages
-
-
-def ppo_loss(
-    logp: torch.Tensor,
-    old_logp: torch.Tensor,
-    advantage: torch.Tensor,
-    value: torch.Tensor,
-    return_: torch.Tensor,
-    entropy: torch.Tensor,
-    clip_ratio: float,
-    value_weight: float,
-    entropy_weight: float,
-) -> dict[str, torch.Tensor]:
-    """PPO's losses of a batch: ``total = policy + value_weight * value - entropy_weight * entropy``.
-
-    ``policy`` is the negated clipped surrogate ``-mean(min(r * A, clip(r, 1 - eps, 1 + eps) * A))``
-    with ``r = exp(logp - old_logp)``; ``value`` is ``0.5 * mean((return - value) ** 2)``; ``entropy`` the
-    mean entropy. ``approx_kl`` and ``clipfrac`` (the fraction of clipped ratios) are for logging.
-
-    >>> out = ppo_loss(torch.log(torch.tensor([1.5])), torch.zeros(1), torch.ones(1), torch.zeros(1),
-    ...                torch.ones(1), torch.zeros(1), 0.2, 0.5, 0.01)
-    >>> round(out['policy_loss'].item(), 4), out['value_loss'].item(), round(out['total_loss'].item(), 4)
-    (-1.2, 0.5, -0.95)
-    """
-    log_ratio = logp - old_logp
-    ratio = log_ratio.exp()
-    surrogate = ratio * advantage
-    clipped = ratio.clamp(1.0 - clip_ratio, 1.0 + clip_ratio) * advantage
-    policy_loss = -torch.min(surrogate, clipped).mean()
-    value_loss = 0.5 * (return_ - value).pow(2).mean()
-    entropy_loss = entropy.mean()
-    total = policy_loss + value_weight * value_loss - entropy_weight * entropy_loss
-    with torch.no_grad():
-        approx_kl = ((ratio - 1.0) - log_ratio).mean()
-        clipfrac = ((ratio - 1.0).abs() > clip_ratio).float().mean()
-    return {
-        "total_loss": total,
-        "policy_loss": policy_loss,
-        "value_loss": value_loss,
-        "entropy_loss": entropy_loss,
-        "approx_kl": approx_kl,
-        "clipfrac": clipfrac,
-    }
+__all__ = ["PPOPolicy", "gae_advantages", "ppo_loss"]
 
 
 @POLICY_REGISTRY.register("ppo")
 class PPOPolicy(Policy):
-    """Proximal policy optimization for discrete or continuous actions (DI-engine's ``ppo`` config keys).
+    """Proximal policy optimization for discrete or continuous actions, one agent or many (DI-engine's ``ppo``).
 
     - Collection samples actions from the current policy and records their log-probabilities and the
       critic's values. A trajectory becomes training samples when its episode ends or when the
       on-policy pipeline cuts it at the end of a collection; advantages are GAE
       (``collect.discount_factor``, ``collect.gae_lambda``), bootstrapped with the value of the last
-      next observation unless the episode terminated (a time-limit cut is bootstrapped).
+      next observation unless the episode terminated (a time-limit cut is bootstrapped; ``learn.ignore_done``
+      bootstraps after real ends too). ``recompute_adv`` recomputes them before every epoch with the critic as
+      it is then; ``learn.value_norm`` has the critic predict returns divided by their running standard deviation.
     - Each collection is learned ``learn.epoch_per_collect`` times in shuffled minibatches of
       ``learn.batch_size`` (the pipeline does the shuffling); one update is one minibatch:
       clipped surrogate (``clip_ratio``), value loss (``value_weight``), entropy bonus
-      (``entropy_weight``), advantages normalized per minibatch when ``adv_norm``, gradient norm
-      clipped to ``grad_clip_value`` (None: no clipping).
+      (``entropy_weight``), advantages normalized per minibatch when ``adv_norm``, gradients clipped by
+      ``grad_clip_type`` (``'clip_norm'``, ``'clip_value'`` or None) at ``grad_clip_value``; with
+      ``pretrained_model_path`` a KL penalty towards that model (``kl_beta``, estimator ``kl_type``), and
+      ``lr_scheduler`` (``{'epoch_num': n, 'min_lr_lambda': x}``) lowers the learning rate linearly per collection.
     - ``action_space`` is ``'discrete'`` (categorical) or ``'continuous'`` (Gaussian with a
       state-independent log std; the sampled action is passed to the env unclipped). Evaluation is
       greedy: the most likely action, or the mean.
+    - ``multi_agent`` (MAPPO): the model is :class:`~ding.model.mavac.MAVAC`, one actor and critic shared by the
+      agents of DI-engine's multi-agent observation dict; each agent has its own log-probability, value and
+      advantage, the team reward (or each agent's, with one reward per agent) drives them all.
 
     Example:
         >>> policy = PPOPolicy({'model': {'obs_shape': 4, 'action_shape': 2}}, seed=0)
@@ -122,7 +60,13 @@ class PPOPolicy(Policy):
     config: ClassVar[dict[str, Any]] = {
         "cuda": False,
         "on_policy": True,
+        "priority": False,
+        "priority_IS_weight": False,
+        "recompute_adv": True,
         "action_space": "discrete",
+        "nstep_return": False,
+        "multi_agent": False,
+        "transition_with_policy_data": True,
         "model": {
             "encoder_hidden_size_list": [64, 64, 128],
             "actor_head_hidden_size": 128,
@@ -132,16 +76,28 @@ class PPOPolicy(Policy):
             "share_encoder": True,
             "activation": "relu",
             "sigma_init": 0.0,
+            "sigma_type": "independent",
+            "bound_type": None,
+            "action_space": None,  # the policy's action_space; given here, it must agree
         },
         "learn": {
             "epoch_per_collect": 10,
+            "update_per_collect": None,  # DI-engine's key; on-policy PPO counts epoch_per_collect
             "batch_size": 64,
             "learning_rate": 0.0003,
+            "lr_scheduler": None,
             "value_weight": 0.5,
             "entropy_weight": 0.0,
             "clip_ratio": 0.2,
             "adv_norm": True,
+            "value_norm": True,
+            "ppo_param_init": True,
+            "grad_clip_type": "clip_norm",
             "grad_clip_value": 0.5,
+            "ignore_done": False,
+            "kl_type": "k1",
+            "kl_beta": 0.0,
+            "pretrained_model_path": None,
             "learner": {
                 "hook": {
                     "log_show_after_iter": 100,
@@ -155,6 +111,29 @@ class PPOPolicy(Policy):
         "eval": {"evaluator": {"eval_freq": 1000}},
     }
 
+    MULTI_AGENT_MODEL: ClassVar[dict[str, Any]] = {
+        "actor_head_hidden_size": 256,
+        "actor_head_layer_num": 2,
+        "critic_head_hidden_size": 512,
+        "critic_head_layer_num": 1,
+        "activation": "relu",
+        "sigma_init": 0.0,
+        "action_space": None,
+    }
+    """The model defaults with ``multi_agent`` (DI-engine's ``mavac``)."""
+
+    @classmethod
+    def defaults_for(cls, user: Mapping[str, Any]) -> dict[str, Any]:
+        """PPO's defaults; with ``multi_agent`` the model section is MAVAC's."""
+        defaults = super().defaults_for(user)
+        if user.get("multi_agent"):
+            defaults["model"] = {**dict.fromkeys(MULTI_AGENT_SHAPE_KEYS), **cls.MULTI_AGENT_MODEL}
+        return defaults
+
+    @classmethod
+    def model_spec_keys(cls, user: Mapping[str, Any]) -> tuple[str, ...]:
+        return MULTI_AGENT_SHAPE_KEYS if user.get("multi_agent") else MODEL_SPEC_KEYS
+
     def __init__(self, cfg: Mapping[str, Any] | None = None, model: nn.Module | None = None, seed: int = 0) -> None:
         super().__init__(cfg)
         config = self._cfg
@@ -163,14 +142,60 @@ class PPOPolicy(Policy):
             raise ConfigError("policy.cuda is True but torch sees no CUDA device; set policy.cuda=False")
         self._device = torch.device("cuda" if config.cuda else "cpu")
         self._continuous = config.action_space == "continuous"
-        self._model = (model if model is not None else vac_from_config(dict(config.model), config.action_space)).to(
-            self._device
-        )
+        self._multi_agent = bool(config.get("multi_agent", False))
+        self._model = (model if model is not None else self._build_model()).to(self._device)
         self._optimizer = torch.optim.Adam(self._model.parameters(), lr=config.learn.learning_rate)
         self._gamma = float(config.collect.discount_factor)
         self._lambda = float(config.collect.gae_lambda)
         self._generator = torch.Generator().manual_seed(seed)
         self._learn_iter = 0
+        self._traj_count = 0
+        learn = config.learn
+        self._return_scale = ReturnScale() if learn.get("value_norm", False) else None
+        self._reference = self._load_reference(learn.get("pretrained_model_path"))
+        self._lr_scheduler = self._make_lr_scheduler(learn.get("lr_scheduler"))
+
+    def _build_model(self) -> nn.Module:
+        config = self._cfg
+        model_cfg = {key: value for key, value in dict(config.model).items() if key != "action_space"}
+        model: nn.Module = (
+            mavac_from_config(model_cfg, config.action_space)
+            if self._multi_agent
+            else vac_from_config(model_cfg, config.action_space)
+        )
+        if not config.learn.get("ppo_param_init", True):  # PyTorch's own initialization instead of orthogonal
+            for module in model.modules():
+                if isinstance(module, nn.Linear):
+                    module.reset_parameters()
+        return model
+
+    def _load_reference(self, path: str | None) -> nn.Module | None:
+        """The frozen model of ``learn.pretrained_model_path`` that the KL penalty compares with (None: no penalty)."""
+        if path is None:
+            return None
+        try:
+            state = torch.load(path, map_location="cpu", weights_only=False)
+        except (OSError, RuntimeError) as err:
+            raise ConfigError(f"policy.learn.pretrained_model_path {path!r} cannot be loaded: {err}") from err
+        if isinstance(state, Mapping) and "model" in state:
+            state = state["model"]
+        reference = copy.deepcopy(self._model)
+        try:
+            reference.load_state_dict(state)
+        except (RuntimeError, TypeError) as err:
+            raise ConfigError(f"policy.learn.pretrained_model_path {path!r} does not fit the model: {err}") from err
+        reference.eval()
+        for parameter in reference.parameters():
+            parameter.requires_grad_(False)
+        return reference
+
+    def _make_lr_scheduler(self, schedule: Mapping[str, Any] | None) -> torch.optim.lr_scheduler.LambdaLR | None:
+        if schedule is None:
+            return None
+        epoch_num, min_lambda = float(schedule["epoch_num"]), float(schedule["min_lr_lambda"])
+        return torch.optim.lr_scheduler.LambdaLR(
+            self._optimizer, lambda n: max(1.0 - n * (1.0 - min_lambda) / epoch_num, min_lambda)
+        )
 
     def _check_config(self) -> None:
         cfg = self._cfg
@@ -178,6 +203,15 @@ class PPOPolicy(Policy):
             raise ConfigError(f"policy.on_policy: {self.algorithm} learns on-policy; set on_policy=True")
         if cfg.action_space not in ACTION_SPACES:
             raise ConfigError(f"policy.action_space must be one of {list(ACTION_SPACES)}, got {cfg.action_space!r}")
+        self._check_model_action_space()
+        for key, allowed in (
+            ("priority", False),
+            ("priority_IS_weight", False),
+            ("nstep_return", False),
+            ("transition_with_policy_data", True),
+        ):
+            if key in cfg and cfg[key] is not allowed:
+                raise ConfigError(f"policy.{key}: {self.algorithm} supports only {allowed}, got {cfg[key]!r}")
         learn, collect = cfg.learn, cfg.collect
         check_number(learn.epoch_per_collect, "policy.learn.epoch_per_collect", integer=True, low=1)
         check_number(learn.batch_size, "policy.learn.batch_size", integer=True, low=1)
@@ -187,11 +221,40 @@ class PPOPolicy(Policy):
         check_number(learn.clip_ratio, "policy.learn.clip_ratio", low=0.0, open_low=True)
         if learn.grad_clip_value is not None:
             check_number(learn.grad_clip_value, "policy.learn.grad_clip_value", low=0.0, open_low=True)
+        self._check_learn_extras(learn)
         check_number(collect.n_sample, "policy.collect.n_sample", integer=True, low=1)
         if collect.unroll_len != 1:
             raise ConfigError(f"policy.collect.unroll_len must be 1 for {self.algorithm}, got {collect.unroll_len!r}")
         check_number(collect.discount_factor, "policy.collect.discount_factor", low=0.0, high=1.0, open_low=True)
         check_number(collect.gae_lambda, "policy.collect.gae_lambda", low=0.0, high=1.0)
+
+    def _check_model_action_space(self) -> None:
+        """DI-engine configs repeat ``action_space`` in the model section; it must agree with the policy's."""
+        cfg = self._cfg
+        model_space = cfg.model.get("action_space")
+        if model_space is not None and model_space != cfg.action_space:
+            raise ConfigError(
+                f"policy.model.action_space is {model_space!r} but policy.action_space is {cfg.action_space!r}; "
+                "they must agree (or leave the model's out)"
+            )
+
+    def _check_learn_extras(self, learn: Mapping[str, Any]) -> None:
+        """DI-engine's further ``learn`` keys: gradient clipping, KL penalty, learning-rate schedule, one device."""
+        clip_type = learn.get("grad_clip_type", "clip_norm")
+        if clip_type not in GRAD_CLIP_TYPES:
+            raise ConfigError(f"policy.learn.grad_clip_type must be one of {list(GRAD_CLIP_TYPES)}, got {clip_type!r}")
+        if learn.get("kl_type", "k1") not in KL_TYPES:
+            raise ConfigError(f"policy.learn.kl_type must be one of {list(KL_TYPES)}, got {learn.get('kl_type')!r}")
+        check_number(learn.get("kl_beta", 0.0), "policy.learn.kl_beta", low=0.0)
+        schedule = learn.get("lr_scheduler")
+        if schedule is not None:
+            if not isinstance(schedule, Mapping) or set(schedule) != {"epoch_num", "min_lr_lambda"}:
+                raise ConfigError(
+                    "policy.learn.lr_scheduler must be None or {'epoch_num': n, 'min_lr_lambda': x}, got "
+                    f"{schedule!r}"
+                )
+            check_number(schedule["epoch_num"], "policy.learn.lr_scheduler.epoch_num", low=0.0, open_low=True)
+            check_number(schedule["min_lr_lambda"], "policy.learn.lr_scheduler.min_lr_lambda", low=0.0, high=1.0)
 
     # ----- modes ---------------------------------------------------------------------------------
     def _update_per_collect(self) -> int:
@@ -219,15 +282,21 @@ class PPOPolicy(Policy):
             noise = torch.randn(logit["mu"].shape, generator=self._generator).to(self._device)
             return logit["mu"] + logit["sigma"] * noise
         probs = torch.softmax(logit, dim=-1).cpu()
-        return torch.multinomial(probs, 1, generator=self._generator).squeeze(-1).to(self._device)
+        flat = probs.reshape(-1, probs.shape[-1])
+        drawn = torch.multinomial(flat, 1, generator=self._generator).reshape(probs.shape[:-1])
+        return drawn.to(self._device)
 
     def _action_value(self, action: torch.Tensor, index: int) -> Any:
         if self._continuous:
             return action[index].cpu().numpy().astype(np.float32)
+        if self._multi_agent:
+            return action[index].cpu().numpy().astype(np.int64)
         return int(action[index])
 
     # ----- acting --------------------------------------------------------------------------------
-    def _obs_tensor(self, observations: Sequence[Any]) -> torch.Tensor:
+    def _obs_tensor(self, observations: Sequence[Any]) -> Any:
+        if self._multi_agent:  # DI-engine's multi-agent dict: one batch per entry
+            return {key: obs_tensor([obs[key] for obs in observations], self._device) for key in observations[0]}
         return obs_tensor(observations, self._device)
 
     def _run_model(self, obs: Mapping[int, Any]) -> tuple[list[int], dict[str, Any]]:
@@ -243,16 +312,20 @@ class PPOPolicy(Policy):
             return {key: logit[key][index].cpu().numpy() for key in ("mu", "sigma")}
         return logit[index].cpu().numpy()
 
+    def _value_scale(self) -> float:
+        return 1.0 if self._return_scale is None else self._return_scale.std
+
     def _forward_collect(self, obs: Mapping[int, Any]) -> dict[int, dict[str, Any]]:
         env_ids, out = self._run_model(obs)
         action = self._sample(out["logit"])
         logp = self._distribution(out["logit"]).log_prob(action)
+        value = out["value"] * self._value_scale()  # on the returns' scale
         return {
             env_id: {
                 "action": self._action_value(action, i),
                 "logit": self._logit_numpy(out["logit"], i),
-                "logp": float(logp[i]),
-                "value": float(out["value"][i]),
+                "logp": _numbers(logp[i]),
+                "value": _numbers(value[i]),
             }
             for i, env_id in enumerate(env_ids)
         }
@@ -271,56 +344,87 @@ class PPOPolicy(Policy):
 
     def _process_transition(self, obs: Any, output: Mapping[str, Any], timestep: Any) -> dict[str, Any]:
         reward = np.asarray(timestep.reward, dtype=np.float64).reshape(-1)
-        if reward.size != 1:
-            raise ValueError(f"{self.algorithm} needs a scalar reward per step, got shape {np.shape(timestep.reward)}")
+        agents = np.shape(output["value"])
+        if reward.size != 1 and not (self._multi_agent and reward.shape == agents):
+            accepted = f"1 or one per agent {agents}" if self._multi_agent else "1"
+            raise ValueError(
+                f"{self.algorithm} needs a reward of size {accepted} per step, got shape {np.shape(timestep.reward)}"
+            )
         return {
             "obs": obs,
             "action": output["action"],
-            "logp": float(output["logp"]),
-            "value": float(output["value"]),
-            "reward": float(reward[0]),
+            "logp": output["logp"],
+            "value": output["value"],
+            "reward": float(reward[0]) if reward.size == 1 else reward,
             "next_obs": timestep.obs,
-            "done": bool(timestep.terminated),
+            "done": bool(timestep.terminated) and not self._cfg.learn.get("ignore_done", False),
         }
+
+    def _values_of(self, observations: list[Any]) -> np.ndarray:
+        """The critic's values of ``observations`` on the returns' scale, in chunks."""
+        chunks = []
+        with torch.no_grad():
+            for begin in range(0, len(observations), 1024):
+                batch = self._obs_tensor(observations[begin : begin + 1024])
+                chunks.append((self._model(batch)["value"] * self._value_scale()).cpu().numpy().astype(np.float64))
+        return np.concatenate(chunks)
 
     def _get_train_sample(self, traj: list[dict[str, Any]], episode_over: bool) -> list[dict[str, Any]]:
         """Nothing until the trajectory is over (the episode ended or the pipeline cut it); then all of it."""
         if not episode_over or not traj:
             return []
         last = traj[-1]
-        bootstrap = 0.0
+        value = np.array([t["value"] for t in traj], dtype=np.float64)
+        bootstrap = np.zeros_like(value[-1])
         if not last["done"]:
-            with torch.no_grad():
-                bootstrap = float(self._model(self._obs_tensor([last["next_obs"]]))["value"][0])
-        value = np.array([t["value"] for t in traj])
-        next_value = np.append(value[1:], bootstrap)
+            bootstrap = self._values_of([last["next_obs"]])[0]
+        next_value = np.concatenate([value[1:], bootstrap[None]])
         done = np.array([t["done"] for t in traj], dtype=np.float64)
         reward = np.array([t["reward"] for t in traj])
         advantage = gae_advantages(reward, value, next_value, done, self._gamma, self._lambda)
-        return [
+        self._traj_count += 1
+        samples = [
             {
                 "obs": t["obs"],
                 "action": t["action"],
                 "logp": t["logp"],
                 "value": t["value"],
-                "adv": float(advantage[i]),
-                "return": float(advantage[i] + value[i]),
+                "adv": _numbers(advantage[i]),
+                "return": _numbers(advantage[i] + value[i]),
+                "traj": self._traj_count,
+                "reward": t["reward"],
+                "done": t["done"],
             }
             for i, t in enumerate(traj)
         ]
+        samples[-1]["bootstrap_obs"] = None if last["done"] else last["next_obs"]
+        return samples
 
     # ----- learning ------------------------------------------------------------------------------
-    def _collate(self, batch: Sequence[Mapping[str, Any]]) -> dict[str, torch.Tensor]:
+    def _prepare_epoch(self, samples: list[dict[str, Any]], epoch: int) -> None:
+        """Before each epoch: recompute advantages (``recompute_adv``) and update the return scale; a new
+        collection also steps the learning-rate schedule."""
+        if epoch == 0 and self._lr_scheduler is not None and self._learn_iter > 0:
+            self._lr_scheduler.step()
+        if not samples:
+            return
+        if self._cfg.get("recompute_adv", False) and all("traj" in sample for sample in samples):
+            recompute_advantages(samples, self._values_of, self._gamma, self._lambda)
+        if self._return_scale is not None and (epoch == 0 or self._cfg.get("recompute_adv", False)):
+            self._return_scale.update(np.array([sample["return"] for sample in samples], dtype=np.float64))
+
+    def _collate(self, batch: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         device = self._device
 
         def floats(key: str) -> torch.Tensor:
-            return torch.tensor([float(sample[key]) for sample in batch], dtype=torch.float32, device=device)
+            values = np.array([sample[key] for sample in batch], dtype=np.float32)
+            return torch.from_numpy(values).to(device)
 
         if self._continuous:
             actions = np.stack([np.asarray(sample["action"], dtype=np.float32) for sample in batch])
             action = torch.from_numpy(actions).to(device)
         else:
-            action = torch.tensor([int(sample["action"]) for sample in batch], dtype=torch.int64, device=device)
+            action = torch.from_numpy(np.array([sample["action"] for sample in batch], dtype=np.int64)).to(device)
         return {
             "obs": self._obs_tensor([sample["obs"] for sample in batch]),
             "action": action,
@@ -335,41 +439,62 @@ class PPOPolicy(Policy):
         learn = self._cfg.learn
         data = self._collate(batch)
         advantage = data["adv"]
-        if learn.adv_norm and len(batch) > 1:
+        if learn.adv_norm and advantage.numel() > 1:
             advantage = (advantage - advantage.mean()) / (advantage.std() + 1e-8)
         out = self._model(data["obs"])
         dist = self._distribution(out["logit"])
+        logp = dist.log_prob(data["action"])
         losses = ppo_loss(
-            dist.log_prob(data["action"]),
+            logp,
             data["logp"],
             advantage,
             out["value"],
-            data["return"],
+            data["return"] / self._value_scale(),
             dist.entropy(),
             float(learn.clip_ratio),
             float(learn.value_weight),
             float(learn.entropy_weight),
         )
+        total = losses["total_loss"]
+        if self._reference is not None:
+            with torch.no_grad():
+                reference_logit = self._reference(data["obs"])["logit"]
+            reference_logp = self._distribution(reference_logit).log_prob(data["action"])
+            losses["kl_div"] = kl_estimate(logp - reference_logp, learn.get("kl_type", "k1"))
+            total = total + float(learn.get("kl_beta", 0.0)) * losses["kl_div"]
         self._optimizer.zero_grad()
-        losses["total_loss"].backward()
-        if learn.grad_clip_value is not None:
-            nn.utils.clip_grad_norm_(self._model.parameters(), float(learn.grad_clip_value))
+        total.backward()
+        self._clip_gradients()
         self._optimizer.step()
         self._learn_iter += 1
+        losses["total_loss"] = total
         return {
             "cur_lr": float(self._optimizer.param_groups[0]["lr"]),
             **{key: float(value.item()) for key, value in losses.items()},
-            "value_mean": float(out["value"].mean().item()),
+            "value_mean": float(out["value"].mean().item()) * self._value_scale(),
         }
+
+    def _clip_gradients(self) -> None:
+        learn = self._cfg.learn
+        clip_type, limit = learn.get("grad_clip_type", "clip_norm"), learn.grad_clip_value
+        if clip_type is None or limit is None:
+            return
+        if clip_type == "clip_norm":
+            nn.utils.clip_grad_norm_(self._model.parameters(), float(limit))
+        else:
+            nn.utils.clip_grad_value_(self._model.parameters(), float(limit))
 
     # ----- state ---------------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
-        """Model, optimizer and update count (what a checkpoint holds)."""
-        return {
+        """Model, optimizer, update count and the return scale (what a checkpoint holds)."""
+        state: dict[str, Any] = {
             "model": self._model.state_dict(),
             "optimizer": self._optimizer.state_dict(),
             "learn_iter": self._learn_iter,
         }
+        if self._return_scale is not None:
+            state["return_scale"] = self._return_scale.state_dict()
+        return state
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         """Restore what :meth:`state_dict` gave; only ``model`` is required."""
@@ -382,3 +507,15 @@ class PPOPolicy(Policy):
         if not isinstance(state, Mapping) or "model" not in state:
             raise ValueError(f"a {self.algorithm} state dict needs a 'model' entry (the model's state_dict)")
         self._model.load_state_dict(state["model"])
+        if self._return_scale is not None and "return_scale" in state:  # the critic's values are on its scale
+            self._return_scale.load_state_dict(state["return_scale"])
+
+
+GRAD_CLIP_TYPES = ("clip_norm", "clip_value", None)
+"""``learn.grad_clip_type``: clip the gradients' norm or each value at ``grad_clip_value``, or not at all."""
+
+
+def _numbers(row: torch.Tensor | np.ndarray | float) -> Any:
+    """One env's entry of a batch: a float, or (several agents) a float32 array."""
+    array = row.detach().cpu().numpy() if isinstance(row, torch.Tensor) else np.asarray(row)
+    return float(array) if array.ndim == 0 else array.astype(np.float32)

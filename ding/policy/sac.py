@@ -62,9 +62,11 @@ class SACPolicy(Policy):
             "critic_head_layer_num": 2,
             "activation": "relu",
             "encoder_hidden_size_list": None,
+            "action_space": "reparameterization",  # DI-engine's name for SAC's tanh-squashed Gaussian actor
         },
         "learn": {
             "update_per_collect": 1,
+            "reparameterization": True,  # DI-engine's key: the actor learns through reparameterized samples
             "batch_size": 256,
             "learning_rate_q": 3e-4,
             "learning_rate_policy": 3e-4,
@@ -99,7 +101,8 @@ class SACPolicy(Policy):
         if config.cuda and not torch.cuda.is_available():
             raise ConfigError("policy.cuda is True but torch sees no CUDA device; set policy.cuda=False")
         self._device = torch.device("cuda" if config.cuda else "cpu")
-        built = model if model is not None else qac_from_config(dict(config.model))
+        model_cfg = {key: value for key, value in dict(config.model).items() if key != "action_space"}
+        built = model if model is not None else qac_from_config(model_cfg)
         if not isinstance(built, QAC):
             raise ConfigError(f"SAC needs a QAC model (actor and critics), got {type(built).__name__}")
         self._model: QAC = built.to(self._device)
@@ -131,6 +134,16 @@ class SACPolicy(Policy):
             raise ConfigError("policy.priority / priority_IS_weight: prioritized replay is not supported; set False")
         if cfg.on_policy:
             raise ConfigError("policy.on_policy: SAC learns off-policy; set on_policy=False")
+        if learn.reparameterization is not True:
+            raise ConfigError(
+                f"policy.learn.reparameterization must be True (SAC's actor learns through reparameterized samples), "
+                f"got {learn.reparameterization!r}"
+            )
+        if cfg.model.action_space != "reparameterization":
+            raise ConfigError(
+                f"policy.model.action_space must be 'reparameterization' (SAC's tanh-squashed Gaussian actor), got "
+                f"{cfg.model.action_space!r}"
+            )
         check_number(cfg.random_collect_size, "policy.random_collect_size", integer=True, low=0)
         check_number(learn.update_per_collect, "policy.learn.update_per_collect", integer=True, low=1)
         check_number(learn.batch_size, "policy.learn.batch_size", integer=True, low=1)

@@ -164,8 +164,10 @@ def test_create_cfg_sections_naming_dings_own_workers_are_accepted_and_others_re
     plain = compile_config(main, create_cfg=create, save_cfg=False)
     workers = {"replay_buffer": {"type": "naive"}, "collector": {"type": "sample"}, "learner": {}, "evaluator": None}
     assert compile_config(main, create_cfg={**create, **workers}, save_cfg=False) == plain
-    with pytest.raises(ConfigError, match=r"create_config\.replay_buffer\.type 'deque': ding's serial pipeline"):
-        compile_config(main, create_cfg={**create, "replay_buffer": {"type": "deque"}}, save_cfg=False)
+    deque = {"type": "deque", "import_names": ["ding.data.buffer.deque_buffer_wrapper"]}  # works as ding's does
+    assert compile_config(main, create_cfg={**create, "replay_buffer": deque}, save_cfg=False) == plain
+    with pytest.raises(ConfigError, match=r"create_config\.replay_buffer\.type 'advanced': ding's serial pipeline"):
+        compile_config(main, create_cfg={**create, "replay_buffer": {"type": "advanced"}}, save_cfg=False)
     with pytest.raises(ConfigError, match=r"create_config\.collector \{'type': 'sample', 'import_names'"):
         compile_config(
             main, create_cfg={**create, "collector": {"type": "sample", "import_names": ["x"]}}, save_cfg=False

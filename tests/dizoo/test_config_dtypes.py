@@ -21,6 +21,7 @@ import torch
 from gymnasium import spaces
 
 from ding.config import compile_config, read_config
+from ding.config.agent_shapes import agent_shapes
 from ding.config.shapes import model_input, same_input
 from ding.entry.serial_entry import serial_pipeline
 from ding.entry.serial_entry_onpolicy import OnPolicySerialCollector
@@ -64,8 +65,12 @@ def test_the_compiled_model_input_is_the_specs(path: str) -> None:
     main_config, create_config = read_config(str(ROOT / path))
     spec = spec_trace_from_config(main_config, create_config)[-1][1]
     cfg = compile_config(main_config, create_config)
-    obs_dtype, obs_range = model_input(spec.observation)
-    assert same_input(cfg.policy.model.obs_dtype, obs_dtype) and same_input(cfg.policy.model.obs_range, obs_range)
+    if cfg.policy.get("multi_agent"):  # MAVAC: one agent's sizes from the spec; inputs are float32 throughout
+        expected = agent_shapes(spec, cfg.env.type)
+        assert {key: cfg.policy.model[key] for key in expected} == expected
+    else:
+        obs_dtype, obs_range = model_input(spec.observation)
+        assert same_input(cfg.policy.model.obs_dtype, obs_dtype) and same_input(cfg.policy.model.obs_range, obs_range)
     leaves = set(_leaves(space_dtype(spec.observation)))
     assert leaves <= {np.dtype(np.float32), np.dtype(np.uint8)}, f"{path}: observation {spec.observation}"
     assert space_dtype(spec.reward) == np.float32
@@ -129,11 +134,17 @@ def _check_manager(manager: BaseEnvManager, spec: EnvSpaces, rng: np.random.Gene
         assert_dtypes(final, spec.observation, f"{caller} step_batch final_obs of env {env_id}")
 
 
+def _tensor_dtypes(value: Any) -> Any:
+    if isinstance(value, Mapping):  # a multi-agent model takes DI-engine's observation dict as it is
+        return {key: _tensor_dtypes(sub) for key, sub in value.items()}
+    return np.dtype(str(value.dtype).removeprefix("torch."))
+
+
 def _record_model_input(policy: Any) -> list[Any]:
+    """The dtypes of every observation batch the model is given (at its input layer, or its forward for MAVAC)."""
     seen: list[Any] = []
-    policy.model.obs_input.register_forward_pre_hook(
-        lambda module, args: seen.append(np.dtype(str(args[0].dtype).removeprefix("torch.")))
-    )
+    module = getattr(policy.model, "obs_input", policy.model)
+    module.register_forward_pre_hook(lambda module, args: seen.append(_tensor_dtypes(args[0])))
     return seen
 
 

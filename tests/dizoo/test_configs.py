@@ -41,7 +41,10 @@ def test_spec_prediction_matches_real_env(path: str) -> None:
     main_config, create_config = read_config(str(ROOT / path))
     cfg = compile_config(main_config, create_config, require_policy=False)
     spec = spec_trace_from_config(main_config, create_config)[-1][1]  # what ding -m spec prints: training envs
-    assert tuple(np.atleast_1d(cfg.policy.model.obs_shape)) == spec.observation.shape
+    if cfg.policy.get("multi_agent"):  # one agent's observation: a row of agent_state
+        assert (cfg.policy.model.agent_num, cfg.policy.model.agent_obs_shape) == spec.observation["agent_state"].shape
+    else:
+        assert tuple(np.atleast_1d(cfg.policy.model.obs_shape)) == spec.observation.shape
     for is_train in (True, False):
         env_cfg: Any = {**cfg.env, "is_train": is_train}
         predicted = env_class(cfg.env).spaces_from_config(env_cfg)  # evaluation envs may differ (reward bounds)

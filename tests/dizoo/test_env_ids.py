@@ -107,7 +107,7 @@ def test_an_unsupported_id_is_rejected_everywhere_before_anything_runs(
 def test_an_id_gymnasium_renamed_names_the_current_one(
     env_type: str, cls: type[BaseEnv], module: str, bogus: str, listed: str, old: str | None, new: str | None
 ) -> None:
-    match = rf"env_id '{old}' is not a version of .* that ding supports; gymnasium's current one is '{new}'"
+    match = rf"env_id '{old}' is not a version of .* that ding supports; the current one is '{new}'"
     with pytest.raises(ConfigError, match=match):
         cls.spaces_from_config({"env_id": old})
     assert cls.spaces_from_config({"env_id": new}) is not None

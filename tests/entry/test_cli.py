@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import pathlib
-import subprocess
-import sys
 
 import pytest
 
 from ding.entry.cli import main
+from tests.ding_cli import run_ding
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 CARTPOLE = str(ROOT / "dizoo/classic_control/cartpole/config/cartpole_dqn_config.py")
@@ -53,12 +52,7 @@ def test_errors_are_one_line(tmp_path: pathlib.Path, capsys: pytest.CaptureFixtu
 
 
 def test_console_script_runs() -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "ding.entry.cli", "-m", "spec", "-c", CARTPOLE],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    result = run_ding("-m", "spec", "-c", CARTPOLE, check=True)
     assert "Discrete(2)" in result.stdout
-    help_text = subprocess.run([sys.executable, "-m", "ding.entry.cli", "-h"], capture_output=True, text=True).stdout
+    help_text = run_ding("-h").stdout
     assert "spec" in help_text and "--seed" in help_text

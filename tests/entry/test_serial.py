@@ -23,6 +23,7 @@ from ding.entry.cli import INTERRUPTED, MODES, main
 from ding.errors import ConfigError, UnknownNameError
 from ding.model import DQN
 from ding.worker import EVAL_CSV_COLUMNS, CheckpointError, load_checkpoint
+from tests.ding_cli import run_ding
 from tests.entry.test_cli import CARTPOLE, ROOT
 
 
@@ -44,13 +45,7 @@ def eval_rows(exp_dir: pathlib.Path) -> list[dict[str, str]]:
 def smoke_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[pathlib.Path, str]:
     """``ding -m serial -c cartpole_dqn_config.py --env-step 200`` in a fresh directory."""
     cwd = tmp_path_factory.mktemp("smoke")
-    result = subprocess.run(
-        [sys.executable, "-m", "ding.entry.cli", "-m", "serial", "-c", CARTPOLE, "--env-step", "200"],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = run_ding("-m", "serial", "-c", CARTPOLE, "--env-step", "200", cwd=cwd)
     assert result.returncode == 0, result.stderr
     return cwd / "cartpole_dqn_seed0", result.stdout + result.stderr
 
@@ -89,6 +84,11 @@ def test_eval_mode_replays_the_best_evaluation(
     assert [line.split(" (env")[0] for line in episodes] == [f"episode {n}" for n in range(1, 6)]
     result = eval_checkpoint(CARTPOLE, ckpt, seed=0, n_episode=2)
     assert len(result.returns) == 2
+    with_load_path = exp_dir / "with_load_path.py"  # DI-engine's way: the checkpoint named in policy.load_path
+    total = (exp_dir / "total_config.py").read_text()
+    with_load_path.write_text(f"{total}\nmain_config['policy']['load_path'] = {ckpt!r}\n")
+    assert main(["-m", "eval", "-c", str(with_load_path)]) == 0
+    assert capsys.readouterr().out.strip().splitlines()[-1] == out
 
 
 def test_serial_with_several_seeds_and_an_exp_name(
@@ -106,9 +106,7 @@ def test_serial_with_several_seeds_and_an_exp_name(
 
 
 def test_help_documents_every_mode() -> None:
-    help_text = subprocess.run(
-        [sys.executable, "-m", "ding.entry.cli", "-h"], capture_output=True, text=True, check=True
-    ).stdout
+    help_text = run_ding("-h", check=True).stdout
     for mode in MODES:
         assert f"  {mode} " in help_text
     for option in ("--seed", "--exp-name", "--env-step", "--train-iter", "--load-path", "Ctrl-C"):
@@ -127,7 +125,7 @@ def test_help_documents_every_mode() -> None:
             r"--env-step is not used by -m spec \(only by -m serial, -m serial_onpolicy\)",
         ),
         (["-m", "eval", "--train-iter", "5", "--load-path", "x"], r"--train-iter is not used by -m eval"),
-        (["-m", "eval"], r"-m eval needs --load-path CKPT"),
+        (["-m", "eval"], r"-m eval needs --load-path CKPT \(or policy\.load_path in the config\)"),
         (["-m", "eval", "--load-path", "x", "-s", "1", "-s", "2"], r"-m eval takes one --seed"),
         (["-m", "serial", "--env-step", "0"], r"--env-step must be >= 1, got 0"),
         (["-m", "eval", "--load-path", "missing.pth.tar"], r"ding: error: checkpoint missing\.pth\.tar does not exist"),

@@ -4,26 +4,19 @@ from __future__ import annotations
 
 import csv
 import pathlib
-import subprocess
-import sys
 
 from ding.config import compile_config, read_config
 from ding.entry import serial_pipeline_onpolicy
 from ding.entry.cli import MODES
 from ding.worker import load_checkpoint
+from tests.ding_cli import run_ding
 from tests.entry.test_cli import ROOT
 
 CARTPOLE_PPO = str(ROOT / "dizoo/classic_control/cartpole/config/cartpole_ppo_config.py")
 
 
 def test_cli_smoke_writes_the_experiment_directory(tmp_path: pathlib.Path) -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "ding.entry.cli", "-m", "serial_onpolicy", "-c", CARTPOLE_PPO, "--env-step", "20"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = run_ding("-m", "serial_onpolicy", "-c", CARTPOLE_PPO, "--env-step", "20", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     exp_dir = tmp_path / "cartpole_ppo_seed0"
     assert "seed 0: " in result.stdout and exp_dir.name in result.stdout
@@ -43,9 +36,7 @@ def test_cli_smoke_writes_the_experiment_directory(tmp_path: pathlib.Path) -> No
 
 
 def test_help_documents_serial_onpolicy() -> None:
-    help_text = subprocess.run(
-        [sys.executable, "-m", "ding.entry.cli", "-h"], capture_output=True, text=True, check=True
-    ).stdout
+    help_text = run_ding("-h", check=True).stdout
     assert "serial_onpolicy" in MODES and "  serial_onpolicy " in help_text
 
 

@@ -3,11 +3,8 @@ is built or anything is written, with what to run or write instead."""
 
 from __future__ import annotations
 
-import os
 import pathlib
 import re
-import subprocess
-import sys
 
 import pytest
 
@@ -15,6 +12,7 @@ from ding.config import read_config, save_config
 from ding.entry import serial_pipeline, serial_pipeline_onpolicy
 from ding.entry.utils import check_pipeline_mode
 from ding.errors import ConfigError, UnknownNameError
+from tests.ding_cli import run_ding
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 CONFIGS = ROOT / "dizoo/classic_control"
@@ -40,13 +38,6 @@ def test_a_pipeline_refuses_a_policy_it_does_not_train_before_anything_is_built(
     with pytest.raises(ConfigError, match=match.format(policy)):
         pipeline(str(CONFIGS / config), root=tmp_path, progress=False)  # type: ignore[operator]
     assert list(tmp_path.iterdir()) == []  # no experiment directory: refused before the run was set up
-
-
-def run_ding(*args: str, cwd: pathlib.Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run(
-        [sys.executable, "-m", "ding.entry.cli", *args], capture_output=True, text=True, timeout=300, cwd=cwd, env=env
-    )
 
 
 @pytest.mark.parametrize(

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import math
 import pathlib
-import subprocess
-import sys
 import time
 from typing import Any
 
@@ -23,6 +21,7 @@ from ding.policy.builtin import BUILTIN_POLICY_MODULES
 from ding.policy.ppo import gae_advantages, ppo_loss
 from ding.policy.registry import POLICY_REGISTRY
 from ding.worker import load_checkpoint
+from tests.ding_cli import run_ding
 from tests.entry.test_cli import ROOT
 
 CARTPOLE_A2C = str(ROOT / "dizoo/classic_control/cartpole/config/cartpole_a2c_config.py")
@@ -242,13 +241,7 @@ def test_each_collection_is_learned_once_in_minibatches(tmp_path: pathlib.Path) 
 
 
 def test_cli_smoke_writes_the_experiment_directory(tmp_path: pathlib.Path) -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "ding.entry.cli", "-m", "serial_onpolicy", "-c", CARTPOLE_A2C, "--env-step", "20"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = run_ding("-m", "serial_onpolicy", "-c", CARTPOLE_A2C, "--env-step", "20", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     exp_dir = tmp_path / "cartpole_a2c_seed0"
     assert "seed 0: stopped before stop_value 195" in result.stdout

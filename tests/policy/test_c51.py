@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import math
 import pathlib
-import subprocess
-import sys
 import time
 from typing import Any
 
@@ -23,6 +21,7 @@ from ding.policy.c51 import C51Policy, categorical_projection, categorical_td_lo
 from ding.policy.dqn import DQNPolicy
 from ding.policy.registry import POLICY_REGISTRY
 from ding.worker import load_checkpoint
+from tests.ding_cli import run_ding
 from tests.entry.test_cli import ROOT
 
 CARTPOLE_C51 = str(ROOT / "dizoo/classic_control/cartpole/config/cartpole_c51_config.py")
@@ -278,13 +277,7 @@ def test_state_round_trip_and_target_updates() -> None:
 
 # ----- the pipeline -------------------------------------------------------------------------------
 def test_cli_smoke_writes_the_experiment_directory(tmp_path: pathlib.Path) -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "ding.entry.cli", "-m", "serial", "-c", CARTPOLE_C51, "--env-step", "200"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = run_ding("-m", "serial", "-c", CARTPOLE_C51, "--env-step", "200", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     exp_dir = tmp_path / "cartpole_c51_seed0"
     assert "seed 0: stopped before stop_value 195" in result.stdout

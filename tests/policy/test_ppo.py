@@ -36,7 +36,7 @@ def test_gae_matches_a_hand_computation() -> None:
 
 
 def test_gae_rejects_arrays_of_different_lengths() -> None:
-    with pytest.raises(ValueError, match="1-D arrays of one length"):
+    with pytest.raises(ValueError, match=r"value and next_value of one shape \(T,\) or \(T, agents\)"):
         gae_advantages(np.zeros(2), np.zeros(3), np.zeros(2), np.zeros(2), 0.9, 0.9)
 
 
@@ -107,7 +107,10 @@ def test_train_samples_carry_gae_with_the_right_bootstrap(terminated: bool) -> N
     assert policy.collect_mode.get_train_sample(traj, False) == []  # not over: wait for the end
     samples = policy.collect_mode.get_train_sample(traj, True)
     assert len(samples) == 5
-    assert sorted(samples[0]) == ["action", "adv", "logp", "obs", "return", "value"]
+    assert sorted(samples[0]) == ["action", "adv", "done", "logp", "obs", "return", "reward", "traj", "value"]
+    assert {s["traj"] for s in samples} == {samples[0]["traj"]}  # one trajectory, for recomputing its advantages
+    last_obs = samples[-1]["bootstrap_obs"]
+    assert last_obs is None if terminated else np.array_equal(last_obs, traj[-1]["next_obs"])
     value = np.array([t["value"] for t in traj])
     with torch.no_grad():
         last = float(policy.model(torch.as_tensor(traj[-1]["next_obs"])[None])["value"][0])

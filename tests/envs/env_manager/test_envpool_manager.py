@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import functools
 import pathlib
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -23,6 +21,7 @@ from ding.envs.env_manager.envpool.spec import quiet_box_casts  # noqa: E402
 from ding.envs.env_manager.envpool_env_manager import PoolEnvManager  # noqa: E402
 from ding.errors import ConfigError, EnvManagerError  # noqa: E402
 from dizoo.classic_control.cartpole.envs import CartPoleEnv  # noqa: E402
+from tests.ding_cli import run_ding  # noqa: E402
 
 
 def cartpole(env_num: int = 3, **cfg: object) -> EnvPoolEnvManager:
@@ -345,12 +344,6 @@ create_config = EasyDict(dict(
 def test_ding_serial_trains_cartpole_on_an_envpool_manager(tmp_path: pathlib.Path) -> None:
     config = tmp_path / "cartpole_dqn_envpool_config.py"
     config.write_text(CONFIG)
-    result = subprocess.run(
-        [sys.executable, "-m", "ding.entry.cli", "-m", "serial", "-c", str(config), "--env-step", "20000"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    result = run_ding("-m", "serial", "-c", str(config), "--env-step", "20000", cwd=tmp_path, timeout=600)
     assert result.returncode == 0, result.stderr[-2000:]
     assert "reached stop_value 195" in result.stdout

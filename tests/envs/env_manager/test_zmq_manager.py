@@ -9,8 +9,6 @@ from __future__ import annotations
 import multiprocessing
 import os
 import stat
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Mapping
 from functools import partial
@@ -27,6 +25,7 @@ from ding.envs.env_manager import ZmqEnvManager, create_env_manager
 from ding.envs.env_manager.channels.zmq.keys import generate_keys, load_manager_keys, load_worker_keys
 from ding.errors import ConfigError, WorkerTimeoutError
 from dizoo.classic_control.cartpole.envs import CartPoleEnv
+from tests.ding_cli import run_ding
 from tests.envs.env_manager.conftest import MakeManager, make_manager
 from tests.envs.env_manager.envs import DictObsEnv, Trajectories, assert_same_trajectories, play, table_policy
 from tests.envs.env_manager.zmq_support import (
@@ -254,30 +253,12 @@ def test_keygen_writes_private_keys_that_load(tmp_path: Path, capsys: pytest.Cap
     ],
 )
 def test_cli_rejects_worker_and_keygen_misuse(argv: list[str], message: str) -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "ding.entry.cli", *argv], cwd=ROOT, capture_output=True, text=True, timeout=60
-    )
+    result = run_ding(*argv, cwd=ROOT, timeout=60)
     assert result.returncode == 2 and message in result.stderr
 
 
 def test_worker_with_missing_keys_fails_clearly(tmp_path: Path) -> None:
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ding.entry.cli",
-            "-m",
-            "worker",
-            "--connect",
-            "tcp://127.0.0.1:1",
-            "--keys",
-            str(tmp_path),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = run_ding("-m", "worker", "--connect", "tcp://127.0.0.1:1", "--keys", str(tmp_path), cwd=ROOT, timeout=60)
     assert result.returncode == 2 and "worker.key_secret does not exist" in result.stderr
     assert "ding -m keygen DIR" in result.stderr
 

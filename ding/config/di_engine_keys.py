@@ -1,0 +1,75 @@
+"""DI-engine's policy keys that any policy section may carry, and what ding makes of them.
+
+DI-engine's ``compile_config`` writes some keys into every policy section, and its configs carry them:
+
+- ``load_path``: a checkpoint ``ding -m eval`` evaluates when no ``--load-path`` is given (training resumes only
+  from ``--load-path``, as DI-engine's training loads ``load_path`` only when a hook asks for it); default None.
+- ``collect.env_num`` / ``eval.env_num``: the numbers of envs, which ding reads from ``env.collector_env_num`` /
+  ``env.evaluator_env_num``; dropped.
+- ``learn.multi_gpu`` and ``learn.resume_training``: False is ding's behaviour and is dropped; True is refused (ding
+  trains on one device; ``--load-path`` resumes a run).
+- An empty section the policy does not have (``other=dict()``, ``command=dict()``) sets nothing and is dropped.
+- ``model.activation`` given as a torch module (``nn.Tanh()``) is recorded by its name (``'tanh'``).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+from ding.errors import ConfigError
+
+COMMON_DEFAULTS: dict[str, Any] = {"load_path": None}
+"""Keys every compiled policy section has, with their defaults."""
+
+_REFUSED_WHEN_TRUE = {
+    "multi_gpu": "ding trains on one device; set multi_gpu=False",
+    "resume_training": "ding resumes a run from a checkpoint given as --load-path (serial_pipeline(load_path=...)); "
+    "set resume_training=False",
+}
+
+
+def with_common_defaults(defaults: dict[str, Any]) -> dict[str, Any]:
+    """``defaults`` with :data:`COMMON_DEFAULTS` added where missing.
+
+    >>> with_common_defaults({'cuda': False})
+    {'cuda': False, 'load_path': None}
+    """
+    return {**defaults, **{key: value for key, value in COMMON_DEFAULTS.items() if key not in defaults}}
+
+
+ACTIVATION_MODULES = {"ReLU": "relu", "Tanh": "tanh", "GELU": "gelu", "SiLU": "silu"}
+"""torch activation modules by class name, and the names ding's model configs use for them."""
+
+
+def without_inert_keys(user: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of the user's policy section in ding's terms: DI-engine's keys that change nothing in ding dropped, an
+    activation module named (see the module). A key the policy's own ``defaults`` declare is the policy's and is kept.
+
+    >>> without_inert_keys({'collect': {'n_sample': 8, 'env_num': 4}, 'other': {}}, {'collect': {}})
+    {'collect': {'n_sample': 8}}
+    >>> without_inert_keys({'learn': {'multi_gpu': True}}, {'learn': {}})
+    Traceback (most recent call last):
+    ...
+    ding.errors.ConfigError: policy.learn.multi_gpu is True: ding trains on one device; set multi_gpu=False
+    """
+    section = copy.deepcopy(dict(user))
+    for part in ("collect", "eval"):
+        sub = section.get(part)
+        if isinstance(sub, Mapping) and "env_num" in sub and "env_num" not in (defaults.get(part) or {}):
+            section[part] = {key: value for key, value in sub.items() if key != "env_num"}
+    learn = section.get("learn")
+    if isinstance(learn, Mapping):
+        own = defaults.get("learn") or {}
+        for key, why in _REFUSED_WHEN_TRUE.items():
+            if key in learn and key not in own:
+                if learn[key]:
+                    raise ConfigError(f"policy.learn.{key} is {learn[key]!r}: {why}")
+                section["learn"] = {k: v for k, v in section["learn"].items() if k != key}
+    for key in [key for key, value in section.items() if value == {} and key not in defaults]:
+        del section[key]  # an empty section (DI-engine's other=dict(), command=dict()) sets nothing
+    model = section.get("model")
+    if isinstance(model, Mapping) and type(model.get("activation")).__name__ in ACTIVATION_MODULES:
+        section["model"] = {**model, "activation": ACTIVATION_MODULES[type(model["activation"]).__name__]}
+    return section
