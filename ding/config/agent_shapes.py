@@ -14,7 +14,7 @@ from typing import Any
 
 from gymnasium import spaces
 
-from ding.config.shapes import same_shape
+from ding.config.shapes import fill_or_check, same_shape
 from ding.envs.spaces import EnvSpaces
 from ding.errors import ConfigError
 
@@ -75,13 +75,7 @@ def fill_agent_shapes(policy_cfg: Mapping[str, Any], env_spaces: EnvSpaces, env_
     policy = copy.deepcopy(dict(policy_cfg))
     model = dict(policy.get("model") or {})
     for key, expected in agent_shapes(env_spaces, env_type).items():
-        given = model.get(key)
-        if given is None:
-            model[key] = expected
-        elif not same_shape(given, expected):
-            raise ConfigError(
-                f"policy.model.{key} is {given!r}, but env {env_type!r} gives {expected!r} ({env_spaces.observation}, "
-                f"actions {env_spaces.action}); leave {key} out to have it filled in"
-            )
+        source = f"env {env_type!r} gives {expected!r} ({env_spaces.observation}, actions {env_spaces.action})"
+        fill_or_check(model, key, expected, same_shape, source)
     policy["model"] = model
     return policy

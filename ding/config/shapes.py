@@ -14,7 +14,7 @@ observation's dtype name (``'uint8'`` for Atari frames, ``'float32'`` for CartPo
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -165,23 +165,32 @@ of dtype 'float32' (Box(0.0, 1.0, (4,), float32)); leave obs_dtype out to have i
         ("action_shape", "actions", env_spaces.action),
     ):
         expected = model_shape(space)
-        given = model.get(key)
-        if given is None:
-            model[key] = expected
-        elif not same_shape(given, expected):
-            raise ConfigError(
-                f"policy.model.{key} is {given!r}, but env {env_type!r} produces {what} of shape {expected!r} "
-                f"({space}); leave {key} out to have it filled in"
-            )
+        fill_or_check(
+            model, key, expected, same_shape, f"env {env_type!r} produces {what} of shape {expected!r} ({space})"
+        )
     obs_dtype, obs_range = model_input(env_spaces.observation)
     for key, what, expected in (("obs_dtype", "dtype", obs_dtype), ("obs_range", "value range", obs_range)):
-        given = model.get(key)
-        if given is None:
-            model[key] = expected
-        elif not same_input(given, expected):
-            raise ConfigError(
-                f"policy.model.{key} is {given!r}, but env {env_type!r} produces observations of {what} "
-                f"{expected!r} ({env_spaces.observation}); leave {key} out to have it filled in"
-            )
+        source = f"env {env_type!r} produces observations of {what} {expected!r} ({env_spaces.observation})"
+        fill_or_check(model, key, expected, same_input, source)
     policy["model"] = model
     return policy
+
+
+def fill_or_check(
+    model: dict[str, Any], key: str, expected: Any, agrees: Callable[[Any, Any], bool], source: str
+) -> None:
+    """Set ``model[key]`` to ``expected`` when it is missing or None; a given value must agree with it.
+
+    >>> model = {'obs_shape': None}
+    >>> fill_or_check(model, 'obs_shape', 4, same_shape, 'the env has 4'); model
+    {'obs_shape': 4}
+    >>> fill_or_check({'obs_shape': 3}, 'obs_shape', 4, same_shape, 'the env has 4')
+    Traceback (most recent call last):
+    ...
+    ding.errors.ConfigError: policy.model.obs_shape is 3, but the env has 4; leave obs_shape out to have it filled in
+    """
+    given = model.get(key)
+    if given is None:
+        model[key] = expected
+    elif not agrees(given, expected):
+        raise ConfigError(f"policy.model.{key} is {given!r}, but {source}; leave {key} out to have it filled in")

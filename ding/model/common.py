@@ -77,6 +77,50 @@ def activation(name: str) -> nn.Module:
     return ACTIVATIONS[name]()
 
 
+def positive_int(value: Any, key: str, low: int = 1) -> int:
+    """``value`` when it is an int of at least ``low`` (a model config's size or layer count), else ConfigError.
+
+    >>> positive_int(64, 'actor_head_hidden_size'), positive_int(0, 'actor_head_layer_num', low=0)
+    (64, 0)
+    """
+    if not isinstance(value, int) or isinstance(value, bool) or value < low:
+        wanted = "a positive int" if low == 1 else f"an int >= {low}"
+        raise ConfigError(f"{key} must be {wanted}, got {value!r}")
+    return value
+
+
+def action_dim(action_space: str, action_shape: Any) -> int:
+    """The policy head's width: the number of discrete actions, or the size of a continuous action.
+
+    >>> action_dim('discrete', 5), action_dim('continuous', (2, 3))
+    (5, 6)
+    """
+    if action_space == "discrete":
+        return action_count(action_shape)
+    return math.prod(as_shape(action_shape, "action_shape"))
+
+
+def head_sizes(actor_size: Any, actor_layers: Any, critic_size: Any, critic_layers: Any) -> tuple[int, int, int, int]:
+    """An actor-critic model's head widths and hidden-layer counts, checked (the config keys' names in errors)."""
+    return (
+        positive_int(actor_size, "actor_head_hidden_size"),
+        positive_int(actor_layers, "actor_head_layer_num", low=0),
+        positive_int(critic_size, "critic_head_hidden_size"),
+        positive_int(critic_layers, "critic_head_layer_num", low=0),
+    )
+
+
+def init_actor_critic(model: nn.Module, actor_out: nn.Linear, critic_out: nn.Linear) -> None:
+    """PPO's start: every linear layer orthogonal (gain sqrt(2), zero bias), the policy output with gain 0.01 (a
+    near-uniform first policy) and the value output with gain 1."""
+    for module in model.modules():
+        if isinstance(module, nn.Linear):
+            nn.init.orthogonal_(module.weight, gain=math.sqrt(2))
+            nn.init.zeros_(module.bias)
+    nn.init.orthogonal_(actor_out.weight, gain=0.01)
+    nn.init.orthogonal_(critic_out.weight, gain=1.0)
+
+
 def mlp(in_size: int, sizes: Sequence[int], act: str = "relu", last_activation: bool = True) -> nn.Sequential:
     """Linear layers of widths ``sizes`` with an activation after each (after the last too, by default)."""
     layers: list[nn.Module] = []

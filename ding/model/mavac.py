@@ -9,7 +9,6 @@ number of agents.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -18,7 +17,7 @@ from torch import nn
 
 from ding.config.agent_shapes import AGENT_SHAPE_KEYS
 from ding.errors import ConfigError
-from ding.model.common import ACTIVATIONS, action_count, as_shape, mlp
+from ding.model.common import ACTIVATIONS, action_dim, as_shape, head_sizes, init_actor_critic, mlp, positive_int
 
 MASKED_LOGIT = -1e8
 """The logit of an action the mask forbids: its probability is 0 for every practical purpose."""
@@ -30,12 +29,6 @@ def _flat_size(shape: Any, key: str) -> int:
     if len(dims) != 1:
         raise ConfigError(f"{key} must be one size (a vector per agent), got {shape!r}")
     return dims[0]
-
-
-def _positive(value: Any, key: str, low: int = 1) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < low:
-        raise ConfigError(f"{key} must be an int >= {low}, got {value!r}")
-    return value
 
 
 class MAVAC(nn.Module):
@@ -77,17 +70,13 @@ class MAVAC(nn.Module):
         if activation not in ACTIVATIONS:
             raise ConfigError(f"activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}")
         self.action_space = action_space
-        self.agent_num = _positive(agent_num, "agent_num")
+        self.agent_num = positive_int(agent_num, "agent_num")
         self.agent_obs_size = _flat_size(agent_obs_shape, "agent_obs_shape")
         self.global_obs_size = _flat_size(global_obs_shape, "global_obs_shape")
-        if action_space == "discrete":
-            self.action_dim = action_count(action_shape)
-        else:
-            self.action_dim = math.prod(as_shape(action_shape, "action_shape"))
-        actor_size = _positive(actor_head_hidden_size, "actor_head_hidden_size")
-        critic_size = _positive(critic_head_hidden_size, "critic_head_hidden_size")
-        actor_layers = _positive(actor_head_layer_num, "actor_head_layer_num", low=0)
-        critic_layers = _positive(critic_head_layer_num, "critic_head_layer_num", low=0)
+        self.action_dim = action_dim(action_space, action_shape)
+        actor_size, actor_layers, critic_size, critic_layers = head_sizes(
+            actor_head_hidden_size, actor_head_layer_num, critic_head_hidden_size, critic_head_layer_num
+        )
         self.actor = mlp(self.agent_obs_size, [actor_size] * (1 + actor_layers), activation)
         self.actor_out = nn.Linear(actor_size, self.action_dim)
         self.critic = mlp(self.global_obs_size, [critic_size] * (1 + critic_layers), activation)
@@ -95,12 +84,7 @@ class MAVAC(nn.Module):
         self.log_sigma: nn.Parameter | None = None
         if action_space == "continuous":
             self.log_sigma = nn.Parameter(torch.full((self.action_dim,), float(sigma_init)))
-        for module in self.modules():
-            if isinstance(module, nn.Linear):
-                nn.init.orthogonal_(module.weight, gain=math.sqrt(2))
-                nn.init.zeros_(module.bias)
-        nn.init.orthogonal_(self.actor_out.weight, gain=0.01)
-        nn.init.orthogonal_(self.critic_out.weight, gain=1.0)
+        init_actor_critic(self, self.actor_out, self.critic_out)
 
     def forward(self, obs: Mapping[str, torch.Tensor], mode: str = "compute_actor_critic") -> dict[str, Any]:
         if mode not in MODES:

@@ -7,7 +7,6 @@ log standard deviation (one parameter per dimension).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -15,22 +14,10 @@ import torch
 from torch import nn
 
 from ding.errors import ConfigError
-from ding.model.common import action_count, as_shape, build_encoder, mlp
+from ding.model.common import action_dim, build_encoder, head_sizes, init_actor_critic, mlp
 from ding.model.obs_input import INPUT_KEYS, ObsInput
 
 ACTION_SPACES = ("discrete", "continuous")
-
-
-def _layer_num(value: Any, key: str) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise ConfigError(f"{key} must be an int >= 0, got {value!r}")
-    return value
-
-
-def _hidden_size(value: Any, key: str) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise ConfigError(f"{key} must be a positive int, got {value!r}")
-    return value
 
 
 class VAC(nn.Module):
@@ -86,14 +73,10 @@ class VAC(nn.Module):
         self.action_space = action_space
         self.obs_input = ObsInput(type(self).__name__, obs_shape, obs_dtype, obs_range)
         self.obs_shape = self.obs_input.obs_shape
-        if action_space == "discrete":
-            self.action_dim = action_count(action_shape)
-        else:
-            self.action_dim = math.prod(as_shape(action_shape, "action_shape"))
-        actor_size = _hidden_size(actor_head_hidden_size, "actor_head_hidden_size")
-        critic_size = _hidden_size(critic_head_hidden_size, "critic_head_hidden_size")
-        actor_layers = _layer_num(actor_head_layer_num, "actor_head_layer_num")
-        critic_layers = _layer_num(critic_head_layer_num, "critic_head_layer_num")
+        self.action_dim = action_dim(action_space, action_shape)
+        actor_size, actor_layers, critic_size, critic_layers = head_sizes(
+            actor_head_hidden_size, actor_head_layer_num, critic_head_hidden_size, critic_head_layer_num
+        )
         self.share_encoder = bool(share_encoder)
         self.actor_encoder = build_encoder(obs_shape, encoder_hidden_size_list, activation)
         self.critic_encoder = (
@@ -107,19 +90,11 @@ class VAC(nn.Module):
         self.log_sigma: nn.Parameter | None = None
         if action_space == "continuous":
             self.log_sigma = nn.Parameter(torch.full((self.action_dim,), float(sigma_init)))
-        self._init_weights()
+        init_actor_critic(self, self.actor_out, self.critic_out)
 
     @staticmethod
     def _body(features: int, size: int, layers: int, act: str) -> nn.Module:
         return mlp(features, [size] * layers, act) if layers else nn.Identity()
-
-    def _init_weights(self) -> None:
-        for module in self.modules():
-            if isinstance(module, nn.Linear):
-                nn.init.orthogonal_(module.weight, gain=math.sqrt(2))
-                nn.init.zeros_(module.bias)
-        nn.init.orthogonal_(self.actor_out.weight, gain=0.01)
-        nn.init.orthogonal_(self.critic_out.weight, gain=1.0)
 
     def compute_actor(self, obs: torch.Tensor) -> dict[str, Any]:
         """``{'logit': ...}`` only."""
