@@ -439,8 +439,10 @@ class PPOPolicy(Policy):
         learn = self._cfg.learn
         data = self._collate(batch)
         advantage = data["adv"]
-        if learn.adv_norm and advantage.numel() > 1:
-            advantage = (advantage - advantage.mean()) / (advantage.std() + 1e-8)
+        alive = self._alive(data["obs"])
+        live = advantage if alive is None else advantage[alive > 0]
+        if learn.adv_norm and live.numel() > 1:
+            advantage = (advantage - live.mean()) / (live.std() + 1e-8)
         out = self._model(data["obs"])
         dist = self._distribution(out["logit"])
         logp = dist.log_prob(data["action"])
@@ -454,6 +456,7 @@ class PPOPolicy(Policy):
             float(learn.clip_ratio),
             float(learn.value_weight),
             float(learn.entropy_weight),
+            alive,
         )
         total = losses["total_loss"]
         if self._reference is not None:
@@ -473,6 +476,12 @@ class PPOPolicy(Policy):
             **{key: float(value.item()) for key, value in losses.items()},
             "value_mean": float(out["value"].mean().item()) * self._value_scale(),
         }
+
+    def _alive(self, obs: Any) -> torch.Tensor | None:
+        """Multi-agent: which agents were in the episode when they acted (DI-engine's ``alive``); others add no loss."""
+        if not (self._multi_agent and isinstance(obs, Mapping) and "alive" in obs):
+            return None
+        return obs["alive"].float()
 
     def _clip_gradients(self) -> None:
         learn = self._cfg.learn

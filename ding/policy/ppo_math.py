@@ -83,29 +83,36 @@ def ppo_loss(
     clip_ratio: float,
     value_weight: float,
     entropy_weight: float,
+    weight: torch.Tensor | None = None,
 ) -> dict[str, torch.Tensor]:
     """PPO's losses of a batch: ``total = policy + value_weight * value - entropy_weight * entropy``.
 
     ``policy`` is the negated clipped surrogate ``-mean(min(r * A, clip(r, 1 - eps, 1 + eps) * A))``
     with ``r = exp(logp - old_logp)``; ``value`` is ``0.5 * mean((return - value) ** 2)``; ``entropy`` the
-    mean entropy. ``approx_kl`` and ``clipfrac`` (the fraction of clipped ratios) are for logging.
+    mean entropy. ``approx_kl`` and ``clipfrac`` (the fraction of clipped ratios) are for logging. ``weight``
+    (the shape of ``logp``) makes every mean a weighted one: 0 leaves an entry out (an agent no longer in the
+    episode).
 
     >>> out = ppo_loss(torch.log(torch.tensor([1.5])), torch.zeros(1), torch.ones(1), torch.zeros(1),
     ...                torch.ones(1), torch.zeros(1), 0.2, 0.5, 0.01)
     >>> round(out['policy_loss'].item(), 4), out['value_loss'].item(), round(out['total_loss'].item(), 4)
     (-1.2, 0.5, -0.95)
     """
+
+    def mean(x: torch.Tensor) -> torch.Tensor:
+        return x.mean() if weight is None else (x * weight).sum() / weight.sum().clamp_min(1e-8)
+
     log_ratio = logp - old_logp
     ratio = log_ratio.exp()
     surrogate = ratio * advantage
     clipped = ratio.clamp(1.0 - clip_ratio, 1.0 + clip_ratio) * advantage
-    policy_loss = -torch.min(surrogate, clipped).mean()
-    value_loss = 0.5 * (return_ - value).pow(2).mean()
-    entropy_loss = entropy.mean()
+    policy_loss = -mean(torch.min(surrogate, clipped))
+    value_loss = 0.5 * mean((return_ - value).pow(2))
+    entropy_loss = mean(entropy)
     total = policy_loss + value_weight * value_loss - entropy_weight * entropy_loss
     with torch.no_grad():
-        approx_kl = ((ratio - 1.0) - log_ratio).mean()
-        clipfrac = ((ratio - 1.0).abs() > clip_ratio).float().mean()
+        approx_kl = mean((ratio - 1.0) - log_ratio)
+        clipfrac = mean(((ratio - 1.0).abs() > clip_ratio).float())
     return {
         "total_loss": total,
         "policy_loss": policy_loss,

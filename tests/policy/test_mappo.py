@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -106,6 +107,23 @@ def test_samples_have_per_agent_advantages_and_learning_changes_the_model(reward
     stats = policy.learn_mode.forward(samples)
     assert stats["approx_kl"] == pytest.approx(0.0, abs=1e-6)
     assert any(not torch.equal(a, b) for a, b in zip(before, policy.model.parameters(), strict=True))
+
+
+def test_agents_out_of_the_episode_add_no_loss() -> None:
+    policy = PPOPolicy({"multi_agent": True, "model": MODEL}, seed=0)
+    samples = policy.collect_mode.get_train_sample(trajectory(policy, 6, [-1.0], terminated=True), True)
+    for sample in samples:
+        sample["obs"]["alive"] = np.array([1, 1, 0], np.float32)  # agent 2 had left: its action was ignored
+    changed = copy.deepcopy(samples)
+    for sample in changed:
+        sample["adv"][2] += 100.0
+        sample["return"][2] -= 50.0
+        sample["action"][2] = (sample["action"][2] + 1) % ACTIONS
+    twin = PPOPolicy({"multi_agent": True, "model": MODEL}, seed=0)
+    twin.load_state_dict(policy.state_dict())
+    first, second = policy.learn_mode.forward(samples), twin.learn_mode.forward(changed)
+    for key in ("policy_loss", "value_loss", "entropy_loss", "total_loss"):
+        assert first[key] == pytest.approx(second[key], rel=1e-6), key
 
 
 def test_a_reward_of_another_size_is_refused() -> None:
