@@ -14,6 +14,7 @@ from torch import nn
 from ding.errors import ConfigError
 from ding.model.dqn import model_from_config
 from ding.policy.base import Policy, check_number
+from ding.policy.device import policy_device
 from ding.policy.exploration import epsilon_from_config
 from ding.policy.nstep import NStepRule, double_dqn_target
 from ding.policy.obs_batch import obs_tensor
@@ -88,9 +89,7 @@ class DQNPolicy(Policy):
         super().__init__(cfg)
         config = self._cfg
         self._check_config()
-        if config.cuda and not torch.cuda.is_available():
-            raise ConfigError("policy.cuda is True but torch sees no CUDA device; set policy.cuda=False")
-        self._device = torch.device("cuda" if config.cuda else "cpu")
+        self._device = policy_device(config.cuda)
         self._model = (model if model is not None else model_from_config(dict(config.model))).to(self._device)
         self._target_model = copy.deepcopy(self._model)
         self._target_model.requires_grad_(False)

@@ -15,6 +15,7 @@ from ding.errors import ConfigError
 from ding.model.mavac import MULTI_AGENT_SHAPE_KEYS, mavac_from_config
 from ding.model.vac import ACTION_SPACES, vac_from_config
 from ding.policy.base import Policy, check_number
+from ding.policy.device import policy_device
 from ding.policy.obs_batch import obs_tensor
 from ding.policy.ppo_math import KL_TYPES, gae_advantages, kl_estimate, ppo_loss
 from ding.policy.ppo_samples import ReturnScale, recompute_advantages
@@ -138,9 +139,7 @@ class PPOPolicy(Policy):
         super().__init__(cfg)
         config = self._cfg
         self._check_config()
-        if config.cuda and not torch.cuda.is_available():
-            raise ConfigError("policy.cuda is True but torch sees no CUDA device; set policy.cuda=False")
-        self._device = torch.device("cuda" if config.cuda else "cpu")
+        self._device = policy_device(config.cuda)
         self._continuous = config.action_space == "continuous"
         self._multi_agent = bool(config.get("multi_agent", False))
         self._model = (model if model is not None else self._build_model()).to(self._device)

@@ -15,6 +15,7 @@ from torch import nn
 from ding.errors import ConfigError
 from ding.model.qac import QAC, qac_from_config
 from ding.policy.base import Policy, check_number
+from ding.policy.device import policy_device
 from ding.policy.nstep import NStepRule
 from ding.policy.obs_batch import obs_tensor
 from ding.policy.registry import POLICY_REGISTRY
@@ -98,9 +99,7 @@ class SACPolicy(Policy):
         super().__init__(cfg)
         config = self._cfg
         self._check_config()
-        if config.cuda and not torch.cuda.is_available():
-            raise ConfigError("policy.cuda is True but torch sees no CUDA device; set policy.cuda=False")
-        self._device = torch.device("cuda" if config.cuda else "cpu")
+        self._device = policy_device(config.cuda)
         model_cfg = {key: value for key, value in dict(config.model).items() if key != "action_space"}
         built = model if model is not None else qac_from_config(model_cfg)
         if not isinstance(built, QAC):

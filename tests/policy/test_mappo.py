@@ -149,12 +149,14 @@ def mappo_config(**model: Any) -> tuple[dict[str, Any], dict[str, Any]]:
 def test_compile_fills_the_agent_shapes_from_the_env() -> None:
     cfg = compile_config(*mappo_config(action_space="discrete"), save_cfg=False)
     model = cfg.policy.model
-    assert (model.agent_num, model.agent_obs_shape, model.global_obs_shape, model.action_shape) == (3, 18, 72, 5)
+    assert (model.agent_num, model.agent_obs_shape, model.global_obs_shape, model.action_shape) == (3, 18, 48, 5)
     assert model.actor_head_hidden_size == 256 and "obs_shape" not in model  # MAVAC's keys, not VAC's
     policy = PPOPolicy(cfg.policy)
-    assert isinstance(policy.model, MAVAC) and policy.model.global_obs_size == 72
-    with pytest.raises(ConfigError, match=r"global_obs_shape is 48, but env 'petting_zoo' gives 72 .*leave"):
-        compile_config(*mappo_config(global_obs_shape=48), save_cfg=False)
+    assert isinstance(policy.model, MAVAC) and policy.model.global_obs_size == 48  # DI-engine's 18 + 30
+    given = mappo_config(action_space="discrete", global_obs_shape=48)  # DI-engine's hand-typed value
+    assert compile_config(*given, save_cfg=False).policy.model == model
+    with pytest.raises(ConfigError, match=r"global_obs_shape is 72, but env 'petting_zoo' gives 48 .*leave"):
+        compile_config(*mappo_config(global_obs_shape=72), save_cfg=False)
     with pytest.raises(ConfigError, match=r"unknown config key 'policy.model.obs_shape'"):
         compile_config(*mappo_config(obs_shape=18), save_cfg=False)
 

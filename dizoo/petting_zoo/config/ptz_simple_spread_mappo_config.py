@@ -5,7 +5,7 @@ by the team's state (``agent_specific_global_state``); the team's summed reward 
 The model's sizes (``agent_num``, ``agent_obs_shape``, ``global_obs_shape``, ``action_shape``) are filled in from
 the env when the config is compiled. Train with
 ``ding -m serial_onpolicy -c dizoo/petting_zoo/config/ptz_simple_spread_mappo_config.py -s 0`` (or run this file).
-A random team scores about -81 per episode; this config reaches -60 after about 45,000 env steps (1.5 minutes on
+A random team scores about -81 per episode; this config reaches -60 after about 51,000-55,000 env steps (1.5 minutes on
 one CPU core).
 """
 

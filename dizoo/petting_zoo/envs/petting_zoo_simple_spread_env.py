@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
@@ -10,6 +11,7 @@ from ding.envs.multi_agent import ParallelEnvWrapper, parallel_env_factory
 from ding.errors import ConfigError
 from dizoo.env_ids import check_env_id
 from dizoo.flags import bool_flag
+from dizoo.petting_zoo.envs.spread_state import SpreadGlobalState
 
 MPE_IDS = ("simple_spread_v3",)
 """MPE envs the suite supports (DI-engine's ``simple_spread_v2`` is ``mpe2``'s ``simple_spread_v3``)."""
@@ -27,10 +29,11 @@ def _positive_int(cfg: Mapping[str, Any], key: str) -> int:
 class PettingZooEnv(ParallelEnvWrapper):
     """``simple_spread``: ``n_agent`` agents cover as many landmarks, avoiding collisions (DI-engine's keys).
 
-    The observation is DI-engine's dict (``agent_state`` ``(n_agent, 6 * n_agent)``, ``global_state`` = the env's
-    state, ``action_mask``, and ``alive``), or ``agent_state`` alone with ``agent_obs_only``; actions are one
-    ``Discrete(5)`` per agent (``MultiDiscrete``), or ``Box(0, 1, (n_agent, 5))`` with ``continuous_actions``;
-    the reward is the agents' sum ``(1,)`` as in DI-engine (``shared_reward=False``: one per agent).
+    The observation is DI-engine's dict (``agent_state`` ``(n_agent, 6 * n_agent)``, ``global_state`` = DI-engine's
+    team state of ``2 * n_agent ** 2 + 4 * n_agent`` values, ``action_mask``, and ``alive``), or ``agent_state``
+    alone with ``agent_obs_only``; actions are one ``Discrete(5)`` per agent (``MultiDiscrete``), or
+    ``Box(0, 1, (n_agent, 5))`` with ``continuous_actions``; the reward is the agents' sum ``(1,)`` as in DI-engine
+    (``shared_reward=False``: one per agent).
     ``joint_action`` makes the agents' actions one ``Discrete(5 ** n_agent)``, for single-agent policies.
     Episodes last ``max_cycles`` steps. ``local_ratio`` weighs each agent's own collision penalty against the
     shared distance term, as ``mpe2`` does; ``env_kwargs`` passes other ``simple_spread_v3`` arguments.
@@ -89,4 +92,20 @@ class PettingZooEnv(ParallelEnvWrapper):
         if clashes:
             raise ConfigError(f"petting_zoo: env_kwargs {clashes} are set by the env's own keys; set those instead")
         name = f"mpe2.{env_id}"
-        return name, parallel_env_factory(name), {**kwargs, **extra}
+        return (
+            f"{name} with DI-engine's global state",
+            _with_spread_state(parallel_env_factory(name)),
+            {
+                **kwargs,
+                **extra,
+            },
+        )
+
+
+def _with_spread_state(factory: Callable[..., Any]) -> Callable[..., Any]:
+    """``factory``'s envs with DI-engine's global state (:class:`SpreadGlobalState`)."""
+    return functools.partial(_build_with_spread_state, factory)
+
+
+def _build_with_spread_state(factory: Callable[..., Any], **kwargs: Any) -> SpreadGlobalState:
+    return SpreadGlobalState(factory(**kwargs))

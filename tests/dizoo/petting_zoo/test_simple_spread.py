@@ -37,7 +37,7 @@ def test_di_engine_dict_observation_and_team_reward(n_agent: int) -> None:
     env = PettingZooEnv({"n_agent": n_agent, "n_landmark": n_agent, "max_cycles": 6})
     space = env.observation_space
     assert space["agent_state"].shape == (n_agent, obs_size(n_agent))
-    assert space["global_state"].shape == (n_agent * obs_size(n_agent),)  # the env's state(): every agent's view
+    assert space["global_state"].shape == (team_size(n_agent),)  # DI-engine's team state
     assert space["action_mask"].shape == (n_agent, 5) and space["action_mask"].dtype == np.float32
     assert env.action_space.nvec.tolist() == [5] * n_agent
     env.seed(123)
@@ -49,6 +49,7 @@ def test_di_engine_dict_observation_and_team_reward(n_agent: int) -> None:
         assert isinstance(ts.done, bool) and ts.done == (t == 5)
         assert ts.reward.shape == (1,) and ts.reward.dtype == np.float32
         assert check_value_in_space(ts.obs, space, "obs") is None
+        np.testing.assert_array_equal(ts.obs["global_state"], di_engine_team_state(ts.obs["agent_state"]))
     assert ts.info["eval_episode_return"].shape == (1,) and ts.info["episode"]["r"].shape == (n_agent,)
     env.close()
 
@@ -65,7 +66,28 @@ def test_agent_obs_only_with_continuous_actions() -> None:
 
 def test_agent_specific_global_state() -> None:
     spaces_ = PettingZooEnv.spaces_from_config({"agent_specific_global_state": True})
-    assert spaces_.observation["global_state"].shape == (3, obs_size(3) + 3 * obs_size(3))
+    assert spaces_.observation["global_state"].shape == (3, 48)  # DI-engine's MAPPO configs: 18 + 30
+    env = PettingZooEnv({"agent_specific_global_state": True})
+    env.seed(1)
+    obs = env.reset()
+    team = di_engine_team_state(obs["agent_state"])
+    for agent in range(3):  # each row: the agent's own observation, then the team's state
+        np.testing.assert_array_equal(obs["global_state"][agent], np.concatenate([obs["agent_state"][agent], team]))
+    env.close()
+
+
+def team_size(n: int) -> int:
+    """DI-engine's count: n agents' positions and velocities, n landmarks, n * (n - 1) communication values."""
+    return n * (2 + 2) + n * 2 + n * (n - 1) * 2
+
+
+def di_engine_team_state(agent_state: np.ndarray) -> np.ndarray:
+    """DI-engine's global state, written out from its description (agent 0's view, velocities, communication)."""
+    n = agent_state.shape[0]
+    comm = 2 * (n - 1)
+    return np.concatenate(
+        [agent_state[0, 2 : agent_state.shape[1] - comm], agent_state[:, :2].ravel(), agent_state[:, -comm:].ravel()]
+    )
 
 
 @pytest.mark.parametrize(
@@ -131,7 +153,7 @@ def test_ppo_team_beats_a_random_team(tmp_path: pathlib.Path) -> None:
 def test_mappo_config_compiles_to_the_shared_agent_model() -> None:
     cfg = compile_config(*read_config(str(MAPPO_CONFIG)))
     model = cfg.policy.model
-    assert (model.agent_num, model.agent_obs_shape, model.global_obs_shape, model.action_shape) == (3, 18, 72, 5)
+    assert (model.agent_num, model.agent_obs_shape, model.global_obs_shape, model.action_shape) == (3, 18, 48, 5)
     assert cfg.policy.multi_agent and cfg.env.stop_value == -60
 
 
@@ -139,5 +161,5 @@ def test_mappo_config_compiles_to_the_shared_agent_model() -> None:
 def test_mappo_team_beats_a_random_team(tmp_path: pathlib.Path) -> None:
     """About a minute on one core: agents sharing one actor and critic beat a random team (about -81) clearly."""
     random_mean = random_team_return(100, seed=1)
-    result = serial_pipeline_onpolicy(read_config(str(MAPPO_CONFIG)), seed=0, max_env_step=48_000, root=tmp_path)
+    result = serial_pipeline_onpolicy(read_config(str(MAPPO_CONFIG)), seed=0, max_env_step=64_000, root=tmp_path)
     assert result.best_eval_return is not None and result.best_eval_return > random_mean + 15, result.summary()
