@@ -237,6 +237,35 @@ def build_encoder(obs_shape: Any, hidden_size_list: Sequence[int], act: str = "r
     return FCEncoder(shape, hidden_size_list, act=act)
 
 
+def optional_encoder(
+    model: str, obs_shape: Sequence[int], hidden_size_list: Sequence[int] | None, act: str = "relu"
+) -> tuple[nn.Module, int]:
+    """:func:`build_encoder` and its feature size for the actor-critic ``model``; without ``hidden_size_list``,
+    vectors pass unchanged (images need an encoder).
+
+    >>> optional_encoder('QAC', (4,), None)
+    (Identity(), 4)
+    >>> optional_encoder('QAC', (4,), [8])[1]
+    8
+    >>> optional_encoder('QAC', (3, 32, 32), None)
+    Traceback (most recent call last):
+    ...
+    ding.errors.ConfigError: QAC with image obs_shape (3, 32, 32) needs encoder_hidden_size_list (conv channels, \
+then the feature size), e.g. [32, 32, 32, 50]
+    """
+    if len(obs_shape) not in (1, 3):
+        raise ConfigError(f"{model} takes vectors or (C, H, W) images; got obs_shape {tuple(obs_shape)}")
+    if hidden_size_list is None:
+        if len(obs_shape) == 3:
+            raise ConfigError(
+                f"{model} with image obs_shape {tuple(obs_shape)} needs encoder_hidden_size_list "
+                "(conv channels, then the feature size), e.g. [32, 32, 32, 50]"
+            )
+        return nn.Identity(), int(obs_shape[0])
+    encoder = build_encoder(obs_shape, hidden_size_list, act=act)
+    return encoder, encoder.output_size
+
+
 class DiscreteHead(nn.Module):
     """Q-values from features: ``layer_num`` hidden layers, then one value per action."""
 

@@ -15,7 +15,7 @@ import torch
 from torch import nn
 
 from ding.errors import ConfigError
-from ding.model.common import build_encoder, hidden_sizes, mlp
+from ding.model.common import hidden_sizes, mlp, optional_encoder
 from ding.model.obs_input import INPUT_KEYS, ObsInput
 
 LOG_STD_MIN = -20.0
@@ -101,17 +101,14 @@ class QAC(nn.Module):
         super().__init__()
         self.obs_input = ObsInput(type(self).__name__, obs_shape, obs_dtype, obs_range)
         self.obs_shape = self.obs_input.obs_shape
-        if len(self.obs_shape) not in (1, 3):
-            raise ConfigError(f"QAC takes vectors or (C, H, W) images; got obs_shape {self.obs_shape}")
-        if len(self.obs_shape) == 3 and encoder_hidden_size_list is None:
-            raise ConfigError(
-                f"QAC with image obs_shape {self.obs_shape} needs encoder_hidden_size_list "
-                "(conv channels, then the feature size), e.g. [32, 32, 32, 50]"
-            )
         self.action_size = continuous_action_size(action_shape)
         self.twin_critic = bool(twin_critic)
-        self.actor_encoder, features = self._encoder(encoder_hidden_size_list, activation)
-        self.critic_encoder, _ = self._encoder(encoder_hidden_size_list, activation)
+        self.actor_encoder, features = optional_encoder(
+            type(self).__name__, self.obs_shape, encoder_hidden_size_list, activation
+        )
+        self.critic_encoder, _ = optional_encoder(
+            type(self).__name__, self.obs_shape, encoder_hidden_size_list, activation
+        )
         actor_sizes = _layers(actor_head_hidden_size, actor_head_layer_num, "actor_head")
         critic_sizes = _layers(critic_head_hidden_size, critic_head_layer_num, "critic_head")
         self.actor = nn.Sequential(
@@ -122,12 +119,6 @@ class QAC(nn.Module):
             nn.Sequential(mlp(critic_in, critic_sizes, activation), nn.Linear(critic_sizes[-1], 1))
             for _ in range(2 if self.twin_critic else 1)
         )
-
-    def _encoder(self, hidden_size_list: Sequence[int] | None, activation: str) -> tuple[nn.Module, int]:
-        if hidden_size_list is None:
-            return nn.Identity(), self.obs_shape[0]
-        encoder = build_encoder(self.obs_shape, hidden_size_list, act=activation)
-        return encoder, encoder.output_size
 
     def compute_actor(self, obs: torch.Tensor) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
         mu, log_std = self.actor(self.actor_encoder(self.obs_input(obs))).chunk(2, dim=-1)

@@ -19,6 +19,7 @@ from ding.policy.exploration import epsilon_from_config
 from ding.policy.nstep import NStepRule, double_dqn_target
 from ding.policy.obs_batch import obs_tensor
 from ding.policy.registry import POLICY_REGISTRY
+from ding.policy.replay_batch import collate_transitions, soft_update, transition
 
 
 @POLICY_REGISTRY.register("dqn")
@@ -31,7 +32,7 @@ class DQNPolicy(Policy):
     - The target model is copied from the online one every ``learn.target_update_freq`` updates or,
       when ``learn.target_theta`` is set, moved towards it by that fraction after every update.
     - Collection is epsilon-greedy; ``other.eps`` gives the schedule over collected env steps.
-    - ``cuda=True`` runs on the first CUDA device (an error where there is none).
+    - ``cuda=True`` runs on the first CUDA device (on the CPU, with a warning, where there is none).
 
     Example:
         >>> policy = DQNPolicy({'model': {'obs_shape': 4, 'action_shape': 2}}, seed=0)
@@ -168,35 +169,14 @@ class DQNPolicy(Policy):
         return {"eps": self._epsilon(env_step)}
 
     def _process_transition(self, obs: Any, output: Mapping[str, Any], timestep: Any) -> dict[str, Any]:
-        reward = np.asarray(timestep.reward, dtype=np.float64).reshape(-1)
-        if reward.size != 1:
-            raise ValueError(f"{self.algorithm} needs a scalar reward per step, got shape {np.shape(timestep.reward)}")
-        return {
-            "obs": obs,
-            "action": output["action"],
-            "reward": float(reward[0]),
-            "next_obs": timestep.obs,
-            "done": bool(timestep.terminated),
-        }
+        return transition(self.algorithm, obs, timestep, action=output["action"])
 
     def _get_train_sample(self, traj: list[dict[str, Any]], episode_over: bool) -> list[dict[str, Any]]:
         return self._nstep_rule.samples(traj, episode_over)
 
     # ----- learning ------------------------------------------------------------------------------
     def _collate(self, batch: Sequence[Mapping[str, Any]]) -> dict[str, torch.Tensor]:
-        device = self._device
-
-        def floats(key: str) -> torch.Tensor:
-            return torch.tensor([float(sample[key]) for sample in batch], dtype=torch.float32, device=device)
-
-        return {
-            "obs": self._obs_tensor([sample["obs"] for sample in batch]),
-            "next_obs": self._obs_tensor([sample["next_obs"] for sample in batch]),
-            "action": torch.tensor([int(sample["action"]) for sample in batch], dtype=torch.int64, device=device),
-            "reward": floats("reward"),
-            "done": floats("done"),
-            "discount": floats("discount"),
-        }
+        return collate_transitions(batch, self._obs_tensor, self._device, discrete=True)
 
     def td_target(self, data: Mapping[str, torch.Tensor]) -> torch.Tensor:
         """The n-step double-DQN target of a collated batch (no gradient)."""
@@ -229,9 +209,7 @@ class DQNPolicy(Policy):
     def _update_target(self) -> None:
         theta = self._cfg.learn.target_theta
         if theta is not None:
-            with torch.no_grad():
-                for target, online in zip(self._target_model.parameters(), self._model.parameters(), strict=True):
-                    target.mul_(1.0 - theta).add_(online, alpha=theta)
+            soft_update(self._target_model, self._model, float(theta))
         elif self._learn_iter % int(self._cfg.learn.target_update_freq) == 0:
             self._target_model.load_state_dict(self._model.state_dict())
 
