@@ -163,14 +163,14 @@ def test_cli_reports_a_checkpoint_that_does_not_fit(
 
 # ----- the library entry ---------------------------------------------------------------------------------
 def test_cartpole_dqn_reaches_its_stop_value(tmp_path: pathlib.Path) -> None:
-    """The real thing: the shipped config trains CartPole to a mean return of 195 well within a minute."""
+    """The real thing: the shipped config trains CartPole to a mean return of 195 (speed: bench/)."""
     started = time.monotonic()
     result = serial_pipeline(CARTPOLE, seed=0, max_env_step=50_000, root=tmp_path)
     elapsed = time.monotonic() - started
     assert result.stop_value_reached and not result.interrupted, result.summary()
     assert result.best_eval_return is not None and result.best_eval_return >= 195
     assert result.last_eval_return == result.best_eval_return
-    assert elapsed < 60 and result.wall_time <= elapsed
+    assert 0 < result.wall_time <= elapsed
     assert result.exp_dir == tmp_path / "cartpole_dqn_seed0" and result.ckpt_best.is_file()
     replay = eval_checkpoint(result.exp_dir / "total_config.py", result.ckpt_best)
     assert replay.mean == result.best_eval_return and replay.stop

@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 import pathlib
 import re
-import time
 from typing import Any
 
 import pytest
@@ -79,9 +78,7 @@ def test_a_short_pong_dqn_run_through_the_command_line(
     config = tmp_path / "pong_smoke_config.py"
     config.write_text(PONG_SMOKE)
     monkeypatch.chdir(tmp_path)
-    started = time.monotonic()
     assert main(["-m", "serial", "-c", str(config), "-s", "0", "--env-step", "300"]) == 0
-    elapsed = time.monotonic() - started
     exp_dir = tmp_path / "pong_smoke_seed0"
     line = buffer_line(exp_dir)
     assert "frame_stack replay buffer (the observation is a frame stack: frame_stack(n_frames=4, fields=None))" in line
@@ -89,7 +86,7 @@ def test_a_short_pong_dqn_run_through_the_command_line(
     out = capsys.readouterr().out
     assert "seed 0: stopped before stop_value 20" in out and "at env step 3" in out
     assert re.search(r"train iter [1-9]\d* in", out), out  # it learned from the frame-sharing buffer
-    assert list((exp_dir / "ckpt").glob("iteration_*.pth.tar")) and elapsed < 120
+    assert list((exp_dir / "ckpt").glob("iteration_*.pth.tar"))
 
 
 DMC_PIXELS_SMOKE = """

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import pathlib
-import time
 from typing import Any
 
 import numpy as np
@@ -290,8 +289,6 @@ def test_cli_smoke_writes_the_experiment_directory(tmp_path: pathlib.Path) -> No
 
 
 def test_cartpole_c51_reaches_the_stop_value(tmp_path: pathlib.Path) -> None:
-    started = time.monotonic()
     result = serial_pipeline(CARTPOLE_C51, seed=0, max_env_step=60000, root=tmp_path, progress=False)
     assert result.stop_value_reached, result.summary()
     assert result.best_eval_return is not None and result.best_eval_return >= 195
-    assert time.monotonic() - started < 120

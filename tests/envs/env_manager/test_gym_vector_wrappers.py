@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -171,12 +170,9 @@ def test_cleanrl_ppo_learns_cartpole_through_a_subprocess_manager() -> None:
     torch.set_num_threads(1)
     fns = [partial(CartPoleEnv, cfg={"max_episode_steps": 500}) for _ in range(4)]
     manager_cfg = {"type": "subprocess", "envs_per_worker": 2}
-    started = time.monotonic()
     with make_vector_env(manager_cfg, fns) as vector_env:
         assert isinstance(vector_env, ManagerVectorEnv)
         assert vector_env.metadata["autoreset_mode"] is AutoresetMode.NEXT_STEP
         envs = vector_wrappers.RecordEpisodeStatistics(vector_env)
         mean_return, steps = train_ppo(envs, max_steps=400_000, target=400.0)
-    elapsed = time.monotonic() - started
     assert mean_return >= 400.0, f"mean return of the last 20 episodes {mean_return:.1f} after {steps} env steps"
-    assert elapsed < 300, f"took {elapsed:.0f} s"
