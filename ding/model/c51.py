@@ -48,7 +48,7 @@ class C51DQN(nn.Module):
     - ``log_distribution``: their logarithms (computed stably, for the cross-entropy loss),
     - ``logit``: ``(batch, action_shape)`` Q-values, the distributions' means (what acting uses).
 
-    ``encoder_hidden_size_list``, ``head_hidden_size``, ``head_layer_num``, ``activation``, ``obs_dtype`` and
+    ``encoder_hidden_size_list``, ``head_hidden_size``, ``head_layer_num``, ``activation``, ``noise``, ``obs_dtype`` and
     ``obs_range`` are those of :class:`~ding.model.dqn.DQN`; the head is not dueling.
 
     Example:
@@ -70,6 +70,7 @@ class C51DQN(nn.Module):
         head_hidden_size: int | None = None,
         head_layer_num: int = 1,
         activation: str = "relu",
+        noise: bool = False,
         v_min: float = -10,
         v_max: float = 10,
         n_atom: int = 51,
@@ -90,6 +91,7 @@ class C51DQN(nn.Module):
             head_hidden_size=head_hidden_size,
             head_layer_num=head_layer_num,
             activation=activation,
+            noise=noise,
         )
 
     def forward(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
@@ -111,6 +113,7 @@ C51_KEYS = frozenset(
         "head_hidden_size",
         "head_layer_num",
         "activation",
+        "noise",
         "v_min",
         "v_max",
         "n_atom",

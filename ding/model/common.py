@@ -8,13 +8,14 @@ observation (``4`` for CartPole) or a tuple (``(4, 84, 84)`` for stacked frames)
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
 from torch import nn
 
 from ding.errors import ConfigError
+from ding.model.noisy import NoisyLinear
 
 ACTIVATIONS: dict[str, type[nn.Module]] = {"relu": nn.ReLU, "tanh": nn.Tanh, "gelu": nn.GELU, "silu": nn.SiLU}
 """Activation names a model config may use."""
@@ -121,11 +122,18 @@ def init_actor_critic(model: nn.Module, actor_out: nn.Linear, critic_out: nn.Lin
     nn.init.orthogonal_(critic_out.weight, gain=1.0)
 
 
-def mlp(in_size: int, sizes: Sequence[int], act: str = "relu", last_activation: bool = True) -> nn.Sequential:
-    """Linear layers of widths ``sizes`` with an activation after each (after the last too, by default)."""
+def mlp(
+    in_size: int,
+    sizes: Sequence[int],
+    act: str = "relu",
+    last_activation: bool = True,
+    linear: Callable[[int, int], nn.Module] = nn.Linear,
+) -> nn.Sequential:
+    """Linear layers of widths ``sizes`` with an activation after each (after the last too, by default); ``linear``
+    builds each layer (``NoisyLinear`` for a noisy network)."""
     layers: list[nn.Module] = []
     for index, size in enumerate(sizes):
-        layers.append(nn.Linear(in_size, size))
+        layers.append(linear(in_size, size))
         if last_activation or index < len(sizes) - 1:
             layers.append(activation(act))
         in_size = size
@@ -266,27 +274,40 @@ then the feature size), e.g. [32, 32, 32, 50]
     return encoder, encoder.output_size
 
 
-class DiscreteHead(nn.Module):
-    """Q-values from features: ``layer_num`` hidden layers, then one value per action."""
+def linear_layer(noise: bool) -> Callable[[int, int], nn.Module]:
+    """The layer a head builds: :class:`~ding.model.noisy.NoisyLinear` when ``noise``, else ``nn.Linear``."""
+    return NoisyLinear if noise else nn.Linear
 
-    def __init__(self, hidden_size: int, action_num: int, layer_num: int = 1, act: str = "relu") -> None:
+
+class DiscreteHead(nn.Module):
+    """Q-values from features: ``layer_num`` hidden layers, then one value per action (noisy layers with ``noise``)."""
+
+    def __init__(
+        self, hidden_size: int, action_num: int, layer_num: int = 1, act: str = "relu", noise: bool = False
+    ) -> None:
         super().__init__()
-        self.body = mlp(hidden_size, [hidden_size] * layer_num, act)
-        self.out = nn.Linear(hidden_size, action_num)
+        linear = linear_layer(noise)
+        self.body = mlp(hidden_size, [hidden_size] * layer_num, act, linear=linear)
+        self.out = linear(hidden_size, action_num)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.out(self.body(x))
 
 
 class DuelingHead(nn.Module):
-    """Dueling Q-values: a state value plus action advantages centred on their mean."""
+    """Dueling Q-values: a state value plus action advantages centred on their mean (noisy layers with ``noise``)."""
 
-    def __init__(self, hidden_size: int, action_num: int, layer_num: int = 1, act: str = "relu") -> None:
+    def __init__(
+        self, hidden_size: int, action_num: int, layer_num: int = 1, act: str = "relu", noise: bool = False
+    ) -> None:
         super().__init__()
+        linear = linear_layer(noise)
         self.advantage = nn.Sequential(
-            mlp(hidden_size, [hidden_size] * layer_num, act), nn.Linear(hidden_size, action_num)
+            mlp(hidden_size, [hidden_size] * layer_num, act, linear=linear), linear(hidden_size, action_num)
         )
-        self.value = nn.Sequential(mlp(hidden_size, [hidden_size] * layer_num, act), nn.Linear(hidden_size, 1))
+        self.value = nn.Sequential(
+            mlp(hidden_size, [hidden_size] * layer_num, act, linear=linear), linear(hidden_size, 1)
+        )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         advantage = self.advantage(x)

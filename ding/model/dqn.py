@@ -16,10 +16,11 @@ from ding.model.obs_input import INPUT_KEYS, ObsInput
 class DQN(nn.Module):
     """Q-values for every discrete action, from a vector or image observation.
 
-    ``encoder_hidden_size_list`` gives the encoder's layer widths (for an image ``(C, H, W)``: the
-    conv channels, then the output size); ``head_hidden_size`` (default: the encoder's output size)
-    is the width of the head's ``head_layer_num`` hidden layers. ``dueling`` splits the head into a
-    state value and action advantages. ``obs_dtype`` and ``obs_range`` describe the observations
+    ``encoder_hidden_size_list`` gives the encoder's layer widths (for an image ``(C, H, W)``: the conv channels,
+    then the output size); ``head_hidden_size`` (default: the encoder's output size) is the width of the head's
+    ``head_layer_num`` hidden layers. ``dueling`` splits the head into a state value and action advantages.
+    ``noise`` makes the head's layers noisy (:class:`~ding.model.noisy.NoisyLinear`; the policy's ``noisy_net`` turns
+    their noise on). ``obs_dtype`` and ``obs_range`` describe the observations
     (:class:`~ding.model.obs_input.ObsInput`: a uint8 frame batch is made float32 in [0, 1] inside ``forward``).
     ``forward`` returns ``{'logit': Q}`` of shape ``(batch, action_shape)``, as DI-engine models do.
 
@@ -43,6 +44,7 @@ class DQN(nn.Module):
         head_hidden_size: int | None = None,
         head_layer_num: int = 1,
         activation: str = "relu",
+        noise: bool = False,
         obs_dtype: str | None = None,
         obs_range: Sequence[float] | None = None,
     ) -> None:
@@ -60,7 +62,8 @@ class DQN(nn.Module):
             raise ConfigError(f"head_hidden_size must be a positive int or None, got {head_hidden_size!r}")
         self.projection: nn.Module = nn.Identity() if head_hidden_size == size else nn.Linear(size, head_hidden_size)
         head_cls = DuelingHead if dueling else DiscreteHead
-        self.head = head_cls(head_hidden_size, self.action_num, head_layer_num, activation)
+        self.noise = bool(noise)
+        self.head = head_cls(head_hidden_size, self.action_num, head_layer_num, activation, noise=self.noise)
 
     def forward(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
         return {"logit": self.head(self.projection(self.encoder(self.obs_input(obs))))}
@@ -77,6 +80,7 @@ def model_from_config(model_cfg: dict[str, Any]) -> DQN:
         "head_hidden_size",
         "head_layer_num",
         "activation",
+        "noise",
         *INPUT_KEYS,
     }
     unknown = sorted(set(kwargs) - accepted)

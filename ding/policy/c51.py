@@ -77,6 +77,7 @@ class C51Policy(DQNPolicy):
         "on_policy": False,
         "priority": False,
         "priority_IS_weight": False,
+        "noisy_net": False,  # noise on in the model's noisy layers (model.noise) while collecting and learning
         "discount_factor": 0.97,
         "nstep": 1,
         "random_collect_size": 0,  # env steps of uniform random actions collected before the first update
@@ -85,6 +86,7 @@ class C51Policy(DQNPolicy):
             "head_hidden_size": None,
             "head_layer_num": 1,
             "activation": "relu",
+            "noise": False,
             "v_min": -10,
             "v_max": 10,
             "n_atom": 51,
@@ -146,6 +148,7 @@ class C51Policy(DQNPolicy):
     def _forward_learn(self, batch: list[dict[str, Any]]) -> dict[str, float]:
         if not batch:
             raise ValueError("cannot learn from an empty batch")
+        self._renew_noise()
         data = self._collate(batch)
         target = self.target_distribution(data)
         out = self._model(data["obs"])

@@ -13,6 +13,7 @@ from torch import nn
 
 from ding.errors import ConfigError
 from ding.model.dqn import model_from_config
+from ding.model.noisy import resample_noise, set_noise
 from ding.policy.base import Policy, check_number
 from ding.policy.device import policy_device
 from ding.policy.exploration import epsilon_from_config
@@ -32,6 +33,9 @@ class DQNPolicy(Policy):
     - The target model is copied from the online one every ``learn.target_update_freq`` updates or,
       when ``learn.target_theta`` is set, moved towards it by that fraction after every update.
     - Collection is epsilon-greedy; ``other.eps`` gives the schedule over collected env steps.
+    - ``noisy_net`` with ``model.noise`` (DI-engine's keys) makes a noisy network: the head's layers carry learned
+      Gaussian weight noise, drawn afresh before every update and on while collecting and learning (off in
+      evaluation); collection acts on the noise of the latest update.
     - ``cuda=True`` runs on the first CUDA device (on the CPU, with a warning, where there is none).
 
     Example:
@@ -50,6 +54,7 @@ class DQNPolicy(Policy):
         "on_policy": False,
         "priority": False,
         "priority_IS_weight": False,
+        "noisy_net": False,  # noise on in the model's noisy layers (model.noise) while collecting and learning
         "discount_factor": 0.97,
         "nstep": 1,
         "random_collect_size": 0,  # env steps of uniform random actions collected before the first update
@@ -59,6 +64,7 @@ class DQNPolicy(Policy):
             "head_hidden_size": None,
             "head_layer_num": 1,
             "activation": "relu",
+            "noise": False,
         },
         "learn": {
             "update_per_collect": 3,
@@ -111,6 +117,11 @@ class DQNPolicy(Policy):
             raise ConfigError("policy.priority / priority_IS_weight: prioritized replay is not supported; set False")
         if cfg.on_policy:
             raise ConfigError(f"policy.on_policy: {self.algorithm} learns off-policy; set on_policy=False")
+        if bool(cfg.noisy_net) != bool(cfg.model.noise):
+            raise ConfigError(
+                f"policy.noisy_net is {cfg.noisy_net!r} but policy.model.noise is {cfg.model.noise!r}: a noisy network "
+                "needs both (model.noise builds the noisy layers, noisy_net turns their noise on); set both or neither"
+            )
         check_number(cfg.discount_factor, "policy.discount_factor", low=0.0, high=1.0, open_low=True)
         check_number(cfg.nstep, "policy.nstep", integer=True, low=1)
         check_number(cfg.get("random_collect_size", 0), "policy.random_collect_size", integer=True, low=0)
@@ -142,16 +153,17 @@ class DQNPolicy(Policy):
     def _obs_tensor(self, observations: Sequence[Any]) -> torch.Tensor:
         return obs_tensor(observations, self._device)
 
-    def _q_values(self, obs: Mapping[int, Any]) -> tuple[list[int], np.ndarray]:
+    def _q_values(self, obs: Mapping[int, Any], noise: bool) -> tuple[list[int], np.ndarray]:
         if not obs:
             raise ValueError("no observations to act on: the dict {env_id: obs} is empty")
         env_ids = list(obs)
+        set_noise(self._model, noise and self._cfg.noisy_net)
         with torch.no_grad():
             q = self._model(self._obs_tensor([obs[env_id] for env_id in env_ids]))["logit"]
         return env_ids, q.cpu().numpy()
 
     def _forward_collect(self, obs: Mapping[int, Any], eps: float = 0.0) -> dict[int, dict[str, Any]]:
-        env_ids, q = self._q_values(obs)
+        env_ids, q = self._q_values(obs, noise=True)
         actions = q.argmax(axis=-1)
         explore = self._rng.random(len(env_ids)) < eps
         random_actions = self._rng.integers(0, q.shape[-1], len(env_ids))
@@ -159,7 +171,7 @@ class DQNPolicy(Policy):
         return {env_id: {"action": int(actions[i]), "logit": q[i]} for i, env_id in enumerate(env_ids)}
 
     def _forward_eval(self, obs: Mapping[int, Any]) -> dict[int, dict[str, Any]]:
-        env_ids, q = self._q_values(obs)
+        env_ids, q = self._q_values(obs, noise=False)
         return {env_id: {"action": int(q[i].argmax()), "logit": q[i]} for i, env_id in enumerate(env_ids)}
 
     def _collect_kwargs(self, env_step: int) -> dict[str, Any]:
@@ -189,6 +201,7 @@ class DQNPolicy(Policy):
     def _forward_learn(self, batch: list[dict[str, Any]]) -> dict[str, float]:
         if not batch:
             raise ValueError("cannot learn from an empty batch")
+        self._renew_noise()
         data = self._collate(batch)
         target = self.td_target(data)
         q = self._model(data["obs"])["logit"]
@@ -205,6 +218,13 @@ class DQNPolicy(Policy):
             "q_value": float(q_taken.mean().item()),
             "target_q_value": float(target.mean().item()),
         }
+
+    def _renew_noise(self) -> None:
+        """Before an update of a noisy network: noise on in the online and target models, freshly drawn for each."""
+        if self._cfg.noisy_net:
+            for model in (self._model, self._target_model):
+                set_noise(model, True)
+                resample_noise(model)
 
     def _update_target(self) -> None:
         theta = self._cfg.learn.target_theta

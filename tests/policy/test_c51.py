@@ -154,6 +154,7 @@ def test_the_cartpole_config_compiles_strictly() -> None:
         "head_hidden_size": None,
         "head_layer_num": 1,
         "activation": "relu",
+        "noise": False,
         "v_min": -10,
         "v_max": 10,
         "n_atom": 51,

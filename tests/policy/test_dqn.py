@@ -82,6 +82,7 @@ def test_cartpole_config_compiles_strictly_into_dqn_defaults() -> None:
         "head_hidden_size": None,
         "head_layer_num": 1,
         "activation": "relu",
+        "noise": False,
     }
     assert policy.learn.target_update_freq == 100 and policy.collect.unroll_len == 1
     main.policy.learn.target_update_frq = 10
@@ -314,3 +315,51 @@ def test_state_dict_round_trip() -> None:
     assert second.learn_iter == 1
     with pytest.raises(ValueError, match=r"needs a 'model' entry"):
         second.eval_mode.load_state_dict({"weights": {}})
+
+
+# ----- noisy networks ---------------------------------------------------------------------------
+def noisy_policy(**sections: Any) -> DQNPolicy:
+    model = {**SMALL["model"], "noise": True}
+    return DQNPolicy({"model": model, "noisy_net": True, **sections}, seed=0)
+
+
+def test_noisy_net_needs_both_keys() -> None:
+    with pytest.raises(ConfigError, match=r"policy\.noisy_net is True but policy\.model\.noise is False"):
+        small_policy(noisy_net=True)
+    with pytest.raises(ConfigError, match=r"policy\.noisy_net is False but policy\.model\.noise is True"):
+        DQNPolicy({"model": {**SMALL["model"], "noise": True}})
+
+
+def test_noisy_net_acts_on_noise_when_collecting_and_on_the_means_when_evaluating() -> None:
+    torch.manual_seed(0)
+    policy = noisy_policy()
+    obs = {i: np.random.default_rng(i).normal(size=4).astype(np.float32) for i in range(64)}
+    evaluated = policy.eval_mode.forward(obs)
+    collected = policy.collect_mode.forward(obs, eps=0.0)
+    noisy_q = np.stack([out["logit"] for out in collected.values()])
+    mean_q = np.stack([out["logit"] for out in evaluated.values()])
+    assert not np.allclose(noisy_q, mean_q)
+    policy.learn_mode.forward(random_batch(32))  # draws fresh noise
+    again = np.stack([out["logit"] for out in policy.collect_mode.forward(obs, eps=0.0).values()])
+    assert not np.allclose(again, noisy_q)
+    twice = [np.stack([out["logit"] for out in policy.eval_mode.forward(obs).values()]) for _ in range(2)]
+    np.testing.assert_array_equal(*twice)  # evaluation is deterministic
+
+
+def test_noisy_net_learns_its_sigmas() -> None:
+    policy = noisy_policy()
+    before = {k: v.clone() for k, v in policy.state_dict()["model"].items() if "sigma" in k}
+    for _ in range(5):
+        policy.learn_mode.forward(random_batch(32))
+    after = policy.state_dict()["model"]
+    assert before and all(not torch.equal(before[k], after[k]) for k in before)
+
+
+def test_noisy_dqn_with_an_eps_schedule_reaches_cartpole_stop_value(tmp_path: Any) -> None:
+    from ding.entry import serial_pipeline
+
+    main, create = read_config(CARTPOLE)
+    main.policy.noisy_net = True
+    main.policy.model.noise = True
+    result = serial_pipeline((main, create), seed=0, max_env_step=40_000, root=tmp_path, progress=False)
+    assert result.stop_value_reached, result.summary()
