@@ -4,8 +4,9 @@ DI-engine's ``compile_config`` writes some keys into every policy section, and i
 
 - ``load_path``: a checkpoint ``ding -m eval`` evaluates when no ``--load-path`` is given (training resumes only
   from ``--load-path``, as DI-engine's training loads ``load_path`` only when a hook asks for it); default None.
-- ``collect.env_num`` / ``eval.env_num``: the numbers of envs, which ding reads from ``env.collector_env_num`` /
-  ``env.evaluator_env_num``; dropped.
+- ``collect.env_num`` / ``eval.env_num`` (and ``collect.collector_env_num`` / ``eval.evaluator_env_num``, which some
+  of DI-engine's configs carry and DI-engine ignores): the numbers of envs, which ding reads from
+  ``env.collector_env_num`` / ``env.evaluator_env_num``; dropped.
 - ``learn.multi_gpu`` and ``learn.resume_training``: False is ding's behaviour and is dropped; True is refused (ding
   trains on one device; ``--load-path`` resumes a run).
 - An empty section the policy does not have (``other=dict()``, ``command=dict()``) sets nothing and is dropped.
@@ -22,6 +23,9 @@ from ding.errors import ConfigError
 
 COMMON_DEFAULTS: dict[str, Any] = {"load_path": None}
 """Keys every compiled policy section has, with their defaults."""
+
+_ENV_COUNT_KEYS = {"collect": ("env_num", "collector_env_num"), "eval": ("env_num", "evaluator_env_num")}
+"""Env counts DI-engine's configs repeat in a policy section (ding reads them from the env section)."""
 
 _REFUSED_WHEN_TRUE = {
     "multi_gpu": "ding trains on one device; set multi_gpu=False",
@@ -49,16 +53,19 @@ def without_inert_keys(user: Mapping[str, Any], defaults: Mapping[str, Any]) -> 
 
     >>> without_inert_keys({'collect': {'n_sample': 8, 'env_num': 4}, 'other': {}}, {'collect': {}})
     {'collect': {'n_sample': 8}}
+    >>> without_inert_keys({'collect': {'collector_env_num': 1}, 'eval': {'evaluator_env_num': 8}}, {})
+    {}
     >>> without_inert_keys({'learn': {'multi_gpu': True}}, {'learn': {}})
     Traceback (most recent call last):
     ...
     ding.errors.ConfigError: policy.learn.multi_gpu is True: ding trains on one device; set multi_gpu=False
     """
     section = copy.deepcopy(dict(user))
-    for part in ("collect", "eval"):
+    for part, names in _ENV_COUNT_KEYS.items():
         sub = section.get(part)
-        if isinstance(sub, Mapping) and "env_num" in sub and "env_num" not in (defaults.get(part) or {}):
-            section[part] = {key: value for key, value in sub.items() if key != "env_num"}
+        if isinstance(sub, Mapping):
+            dropped = {name for name in names if name in sub and name not in (defaults.get(part) or {})}
+            section[part] = {key: value for key, value in sub.items() if key not in dropped}
     learn = section.get("learn")
     if isinstance(learn, Mapping):
         own = defaults.get("learn") or {}

@@ -179,14 +179,15 @@ def test_keys_every_di_engine_policy_section_carries() -> None:
         "model": {**MODEL, "activation": nn.Tanh()},
         "load_path": "run/ckpt/ckpt_best.pth.tar",
         "learn": {"multi_gpu": False, "resume_training": False},
-        "collect": {"env_num": 8},
-        "eval": {"env_num": 5},
+        "collect": {"env_num": 8, "collector_env_num": 8},
+        "eval": {"env_num": 5, "evaluator_env_num": 5},
         "other": {},
         "command": {},
     }
     cfg = PPOPolicy.merge_config(section)
     assert cfg.model.activation == "tanh" and cfg.load_path == "run/ckpt/ckpt_best.pth.tar"
     assert "multi_gpu" not in cfg.learn and "env_num" not in cfg.collect and "other" not in cfg
+    assert "collector_env_num" not in cfg.collect and not {"env_num", "evaluator_env_num"} & set(cfg.eval)
     for key in ("multi_gpu", "resume_training"):
         with pytest.raises(ConfigError, match=f"policy.learn.{key} is True: "):
             PPOPolicy.merge_config({"learn": {key: True}})
