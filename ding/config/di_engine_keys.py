@@ -7,6 +7,8 @@ DI-engine's ``compile_config`` writes some keys into every policy section, and i
 - ``collect.env_num`` / ``eval.env_num`` (and ``collect.collector_env_num`` / ``eval.evaluator_env_num``, which some
   of DI-engine's configs carry and DI-engine ignores): the numbers of envs, which ding reads from
   ``env.collector_env_num`` / ``env.evaluator_env_num``; dropped.
+- ``collect.collector.collect_print_freq``: how often DI-engine's collector logs; ding's status line keeps its own
+  cadence; dropped (with the ``collector`` section when nothing else is in it).
 - ``learn.multi_gpu`` and ``learn.resume_training``: False is ding's behaviour and is dropped; True is refused (ding
   trains on one device; ``--load-path`` resumes a run).
 - An empty section the policy does not have (``other=dict()``, ``command=dict()``) sets nothing and is dropped.
@@ -55,6 +57,8 @@ def without_inert_keys(user: Mapping[str, Any], defaults: Mapping[str, Any]) -> 
     {'collect': {'n_sample': 8}}
     >>> without_inert_keys({'collect': {'collector_env_num': 1}, 'eval': {'evaluator_env_num': 8}}, {})
     {}
+    >>> without_inert_keys({'collect': {'n_sample': 8, 'collector': {'collect_print_freq': 100}}}, {'collect': {}})
+    {'collect': {'n_sample': 8}}
     >>> without_inert_keys({'learn': {'multi_gpu': True}}, {'learn': {}})
     Traceback (most recent call last):
     ...
@@ -66,6 +70,14 @@ def without_inert_keys(user: Mapping[str, Any], defaults: Mapping[str, Any]) -> 
         if isinstance(sub, Mapping):
             dropped = {name for name in names if name in sub and name not in (defaults.get(part) or {})}
             section[part] = {key: value for key, value in sub.items() if key not in dropped}
+    collect = section.get("collect")
+    collector = collect.get("collector") if isinstance(collect, Mapping) else None
+    own = defaults.get("collect", {})
+    if isinstance(collect, Mapping) and isinstance(collector, Mapping) and "collector" not in own:
+        kept = {key: value for key, value in collector.items() if key != "collect_print_freq"}
+        section["collect"] = {key: value for key, value in collect.items() if key != "collector"}
+        if kept:
+            section["collect"]["collector"] = kept
     learn = section.get("learn")
     if isinstance(learn, Mapping):
         own = defaults.get("learn") or {}

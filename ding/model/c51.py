@@ -14,7 +14,7 @@ import torch
 from torch import nn
 
 from ding.errors import ConfigError
-from ding.model.common import action_count
+from ding.model.common import action_count, model_kwargs
 from ding.model.dqn import DQN
 from ding.model.obs_input import INPUT_KEYS, ObsInput
 
@@ -128,11 +128,5 @@ def c51_from_config(model_cfg: dict[str, Any]) -> C51DQN:
     >>> c51_from_config({'obs_shape': 4, 'action_shape': 2, 'n_atom': 21}).support.shape
     torch.Size([21])
     """
-    kwargs = dict(model_cfg)
-    unknown = sorted(set(kwargs) - C51_KEYS)
-    if unknown:
-        raise ConfigError(f"policy.model has keys the C51 model does not take: {unknown}; it takes {sorted(C51_KEYS)}")
-    for key in ("obs_shape", "action_shape"):
-        if kwargs.get(key) is None:
-            raise ConfigError(f"policy.model.{key} is not set; compile the config with its env to fill it in")
+    kwargs = model_kwargs("C51", model_cfg, C51_KEYS)
     return C51DQN(**kwargs)

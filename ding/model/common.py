@@ -8,7 +8,7 @@ observation (``4`` for CartPole) or a tuple (``(4, 84, 84)`` for stacked frames)
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -58,6 +58,34 @@ multi-discrete actions are not supported by this model
         return int(action_shape)
     hint = "; multi-discrete actions are not supported by this model" if isinstance(action_shape, (list, tuple)) else ""
     raise ConfigError(f"action_shape must be the number of discrete actions (an int > 0), got {action_shape!r}{hint}")
+
+
+def model_kwargs(
+    model: str,
+    model_cfg: Mapping[str, Any],
+    accepted: Iterable[str],
+    required: Iterable[str] = ("obs_shape", "action_shape"),
+) -> dict[str, Any]:
+    """A ``policy.model`` section as keyword arguments of the ``model`` class: a key it does not take, or a required
+    size not filled in yet, is a ``ConfigError``.
+
+    >>> model_kwargs('DQN', {'obs_shape': 4, 'action_shape': 2}, ('obs_shape', 'action_shape'))
+    {'obs_shape': 4, 'action_shape': 2}
+    >>> model_kwargs('DQN', {'obs_shape': 4, 'action_shape': 2, 'dueling': True}, ('obs_shape', 'action_shape'))
+    Traceback (most recent call last):
+    ...
+    ding.errors.ConfigError: policy.model has keys the DQN model does not take: ['dueling']; it takes \
+['action_shape', 'obs_shape']
+    """
+    kwargs = dict(model_cfg)
+    known = set(accepted)
+    unknown = sorted(set(kwargs) - known)
+    if unknown:
+        raise ConfigError(f"policy.model has keys the {model} model does not take: {unknown}; it takes {sorted(known)}")
+    for key in required:
+        if kwargs.get(key) is None:
+            raise ConfigError(f"policy.model.{key} is not set; compile the config with its env to fill it in")
+    return kwargs
 
 
 def hidden_sizes(sizes: Any, what: str) -> list[int]:

@@ -12,8 +12,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from ding.errors import ConfigError
-from ding.model.common import action_count, head_sizes, mlp, optional_encoder
+from ding.model.common import action_count, head_sizes, mlp, model_kwargs, optional_encoder
 from ding.model.obs_input import INPUT_KEYS, ObsInput
 
 
@@ -117,14 +116,5 @@ def discrete_qac_from_config(model_cfg: dict[str, Any]) -> DiscreteQAC:
     >>> discrete_qac_from_config({'obs_shape': 4, 'action_shape': 2}).action_num
     2
     """
-    kwargs = dict(model_cfg)
-    unknown = sorted(set(kwargs) - set(DISCRETE_QAC_MODEL_KEYS))
-    if unknown:
-        raise ConfigError(
-            f"policy.model has keys the DiscreteQAC model does not take: {unknown}; it takes "
-            f"{sorted(DISCRETE_QAC_MODEL_KEYS)}"
-        )
-    for key in ("obs_shape", "action_shape"):
-        if kwargs.get(key) is None:
-            raise ConfigError(f"policy.model.{key} is not set; compile the config with its env to fill it in")
+    kwargs = model_kwargs("DiscreteQAC", model_cfg, DISCRETE_QAC_MODEL_KEYS)
     return DiscreteQAC(**kwargs)

@@ -9,7 +9,7 @@ import torch
 from torch import nn
 
 from ding.errors import ConfigError
-from ding.model.common import DiscreteHead, DuelingHead, action_count, build_encoder
+from ding.model.common import DiscreteHead, DuelingHead, action_count, build_encoder, model_kwargs
 from ding.model.obs_input import INPUT_KEYS, ObsInput
 
 
@@ -69,10 +69,8 @@ class DQN(nn.Module):
         return {"logit": self.head(self.projection(self.encoder(self.obs_input(obs))))}
 
 
-def model_from_config(model_cfg: dict[str, Any]) -> DQN:
-    """A :class:`DQN` from a ``policy.model`` config section (unknown keys are a ``ConfigError``)."""
-    kwargs = dict(model_cfg)
-    accepted = {
+DQN_KEYS = frozenset(
+    {
         "obs_shape",
         "action_shape",
         "encoder_hidden_size_list",
@@ -83,10 +81,10 @@ def model_from_config(model_cfg: dict[str, Any]) -> DQN:
         "noise",
         *INPUT_KEYS,
     }
-    unknown = sorted(set(kwargs) - accepted)
-    if unknown:
-        raise ConfigError(f"policy.model has keys the DQN model does not take: {unknown}; it takes {sorted(accepted)}")
-    for key in ("obs_shape", "action_shape"):
-        if kwargs.get(key) is None:
-            raise ConfigError(f"policy.model.{key} is not set; compile the config with its env to fill it in")
+)
+
+
+def model_from_config(model_cfg: dict[str, Any]) -> DQN:
+    """A :class:`DQN` from a ``policy.model`` config section (unknown keys are a ``ConfigError``)."""
+    kwargs = model_kwargs("DQN", model_cfg, DQN_KEYS)
     return DQN(**kwargs)

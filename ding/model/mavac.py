@@ -17,7 +17,16 @@ from torch import nn
 
 from ding.config.agent_shapes import AGENT_SHAPE_KEYS
 from ding.errors import ConfigError
-from ding.model.common import ACTIVATIONS, action_dim, as_shape, head_sizes, init_actor_critic, mlp, positive_int
+from ding.model.common import (
+    ACTIVATIONS,
+    action_dim,
+    as_shape,
+    head_sizes,
+    init_actor_critic,
+    mlp,
+    model_kwargs,
+    positive_int,
+)
 
 MASKED_LOGIT = -1e8
 """The logit of an action the mask forbids: its probability is 0 for every practical purpose."""
@@ -153,15 +162,7 @@ def mavac_from_config(model_cfg: Mapping[str, Any], action_space: str | None = N
     >>> mavac_from_config({'agent_num': 2, 'agent_obs_shape': 4, 'global_obs_shape': 8, 'action_shape': 3}).agent_num
     2
     """
-    kwargs = dict(model_cfg)
-    unknown = sorted(set(kwargs) - MAVAC_KEYS)
-    if unknown:
-        raise ConfigError(
-            f"policy.model has keys the MAVAC model does not take: {unknown}; it takes {sorted(MAVAC_KEYS)}"
-        )
-    for key in MULTI_AGENT_SHAPE_KEYS:
-        if kwargs.get(key) is None:
-            raise ConfigError(f"policy.model.{key} is not set; compile the config with its env to fill it in")
+    kwargs = model_kwargs("MAVAC", model_cfg, MAVAC_KEYS, MULTI_AGENT_SHAPE_KEYS)
     if action_space is not None:
         kwargs["action_space"] = action_space
     return MAVAC(**kwargs)

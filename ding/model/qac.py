@@ -15,7 +15,7 @@ import torch
 from torch import nn
 
 from ding.errors import ConfigError
-from ding.model.common import hidden_sizes, mlp, optional_encoder
+from ding.model.common import hidden_sizes, mlp, model_kwargs, optional_encoder
 from ding.model.obs_input import INPUT_KEYS, ObsInput
 
 LOG_STD_MIN = -20.0
@@ -54,7 +54,49 @@ def squashed_log_prob(pre_tanh: torch.Tensor, mu: torch.Tensor, log_std: torch.T
     return (normal_log_prob - correction).sum(dim=-1)
 
 
-class QAC(nn.Module):
+class ContinuousCritics(nn.Module):
+    """Q critics over ``concat(encoded obs, action)`` for a Box ``(k,)`` action, and DI-engine's mode dispatch.
+
+    A model with this base sets ``obs_input``, ``critic_encoder``, ``action_size``, ``twin_critic`` and its critic
+    heads (:meth:`q_heads`), and defines ``compute_actor``.
+    """
+
+    obs_input: ObsInput
+    critic_encoder: nn.Module
+    action_size: int
+    twin_critic: bool
+
+    def q_heads(self) -> nn.ModuleList:
+        """The critic heads, one per critic."""
+        raise NotImplementedError
+
+    def compute_actor(self, obs: torch.Tensor) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def compute_critic(self, obs: torch.Tensor, action: torch.Tensor) -> dict[str, torch.Tensor]:
+        """``{'q_value': Q(obs, action)}``: shape ``(B,)``, or ``(2, B)`` with twin critics."""
+        obs = self.obs_input(obs)
+        if action.dim() != 2 or action.shape != (obs.shape[0], self.action_size):
+            raise ValueError(
+                f"{type(self).__name__} built for action_shape {self.action_size} got actions of shape "
+                f"{tuple(action.shape)} for {obs.shape[0]} observations"
+            )
+        x = torch.cat([self.critic_encoder(obs), action], dim=-1)
+        q = torch.stack([head(x).squeeze(-1) for head in self.q_heads()])
+        return {"q_value": q if self.twin_critic else q[0]}
+
+    def forward(self, obs: torch.Tensor, mode: str = "compute_actor", action: torch.Tensor | None = None) -> Any:
+        """DI-engine's mode dispatch: ``model(obs)`` / ``model(obs, 'compute_critic', action)``."""
+        if mode == "compute_actor":
+            return self.compute_actor(obs)
+        if mode == "compute_critic":
+            if action is None:
+                raise ValueError("compute_critic needs an action batch")
+            return self.compute_critic(obs, action)
+        raise ValueError(f"unknown {type(self).__name__} mode {mode!r}; use 'compute_actor' or 'compute_critic'")
+
+
+class QAC(ContinuousCritics):
     """Actor and critics for SAC.
 
     - ``actor``: an MLP of ``actor_head_layer_num`` hidden layers of width ``actor_head_hidden_size``
@@ -124,16 +166,8 @@ class QAC(nn.Module):
         mu, log_std = self.actor(self.actor_encoder(self.obs_input(obs))).chunk(2, dim=-1)
         return {"logit": (mu, log_std.clamp(LOG_STD_MIN, LOG_STD_MAX))}
 
-    def compute_critic(self, obs: torch.Tensor, action: torch.Tensor) -> dict[str, torch.Tensor]:
-        obs = self.obs_input(obs)
-        if action.dim() != 2 or action.shape != (obs.shape[0], self.action_size):
-            raise ValueError(
-                f"QAC built for action_shape {self.action_size} got actions of shape {tuple(action.shape)} "
-                f"for {obs.shape[0]} observations"
-            )
-        x = torch.cat([self.critic_encoder(obs), action], dim=-1)
-        q = torch.stack([critic(x).squeeze(-1) for critic in self.critic])
-        return {"q_value": q if self.twin_critic else q[0]}
+    def q_heads(self) -> nn.ModuleList:
+        return self.critic
 
     def sample(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """A reparameterized action in ``[-1, 1]`` and its log-probability (gradients flow through both)."""
@@ -144,16 +178,6 @@ class QAC(nn.Module):
     def deterministic(self, obs: torch.Tensor) -> torch.Tensor:
         """The actor's mean action ``tanh(mu)``."""
         return torch.tanh(self.compute_actor(obs)["logit"][0])
-
-    def forward(self, obs: torch.Tensor, mode: str = "compute_actor", action: torch.Tensor | None = None) -> Any:
-        """DI-engine's mode dispatch: ``model(obs)`` / ``model(obs, 'compute_critic', action)``."""
-        if mode == "compute_actor":
-            return self.compute_actor(obs)
-        if mode == "compute_critic":
-            if action is None:
-                raise ValueError("compute_critic needs an action batch")
-            return self.compute_critic(obs, action)
-        raise ValueError(f"unknown QAC mode {mode!r}; use 'compute_actor' or 'compute_critic'")
 
 
 def _layers(size: Any, layer_num: Any, what: str) -> list[int]:
@@ -182,13 +206,5 @@ def qac_from_config(model_cfg: dict[str, Any]) -> QAC:
     >>> qac_from_config({'obs_shape': 3, 'action_shape': 1, 'twin_critic': False}).twin_critic
     False
     """
-    kwargs = dict(model_cfg)
-    unknown = sorted(set(kwargs) - set(QAC_MODEL_KEYS))
-    if unknown:
-        raise ConfigError(
-            f"policy.model has keys the QAC model does not take: {unknown}; it takes {sorted(QAC_MODEL_KEYS)}"
-        )
-    for key in ("obs_shape", "action_shape"):
-        if kwargs.get(key) is None:
-            raise ConfigError(f"policy.model.{key} is not set; compile the config with its env to fill it in")
+    kwargs = model_kwargs("QAC", model_cfg, QAC_MODEL_KEYS)
     return QAC(**kwargs)

@@ -14,7 +14,7 @@ import torch
 from torch import nn
 
 from ding.errors import ConfigError
-from ding.model.common import action_dim, build_encoder, head_sizes, init_actor_critic, mlp
+from ding.model.common import action_dim, build_encoder, head_sizes, init_actor_critic, mlp, model_kwargs
 from ding.model.obs_input import INPUT_KEYS, ObsInput
 
 ACTION_SPACES = ("discrete", "continuous")
@@ -147,13 +147,7 @@ def vac_from_config(model_cfg: dict[str, Any], action_space: str | None = None) 
     >>> vac_from_config({'obs_shape': 4, 'action_shape': 2}).action_space
     'discrete'
     """
-    kwargs = dict(model_cfg)
-    unknown = sorted(set(kwargs) - VAC_KEYS)
-    if unknown:
-        raise ConfigError(f"policy.model has keys the VAC model does not take: {unknown}; it takes {sorted(VAC_KEYS)}")
-    for key in ("obs_shape", "action_shape"):
-        if kwargs.get(key) is None:
-            raise ConfigError(f"policy.model.{key} is not set; compile the config with its env to fill it in")
+    kwargs = model_kwargs("VAC", model_cfg, VAC_KEYS)
     if action_space is not None:
         kwargs["action_space"] = action_space
     return VAC(**kwargs)

@@ -10,10 +10,12 @@ from __future__ import annotations
 BUILTIN_POLICY_MODULES: dict[str, str] = {
     "a2c": "ding.policy.a2c",
     "c51": "ding.policy.c51",
+    "ddpg": "ding.policy.ddpg",
     "discrete_sac": "ding.policy.discrete_sac",
     "dqn": "ding.policy.dqn",
     "ppo": "ding.policy.ppo",
     "sac": "ding.policy.sac",
+    "td3": "ding.policy.td3",
 }
 """Policy type → module whose import registers it."""
 

@@ -125,9 +125,7 @@ class DiscreteSACPolicy(SoftActorCritic):
 
     # ----- acting --------------------------------------------------------------------------------
     def _logits(self, obs: Mapping[int, Any]) -> tuple[list[int], torch.Tensor]:
-        if not obs:
-            raise ValueError("no observations to act on: the dict {env_id: obs} is empty")
-        env_ids = list(obs)
+        env_ids = self._env_ids(obs)
         with torch.no_grad():
             return env_ids, self._model.compute_actor(self._obs_tensor([obs[env_id] for env_id in env_ids]))["logit"]
 
@@ -154,17 +152,13 @@ class DiscreteSACPolicy(SoftActorCritic):
         return transition(self.algorithm, obs, timestep, action=int(output["action"]))
 
     # ----- learning ------------------------------------------------------------------------------
-    @staticmethod
-    def _min_q(q: torch.Tensor) -> torch.Tensor:
-        return q.min(dim=0).values if q.dim() == 3 else q
-
     def td_target(self, data: Mapping[str, torch.Tensor]) -> torch.Tensor:
         """The soft Q target of a collated batch (no gradient): the next state's soft value, exact over actions."""
-        done = torch.zeros_like(data["done"]) if self._cfg.learn.ignore_done else data["done"]
+        done = self._done_mask(data)
         with torch.no_grad():
             next_logits = self._model.compute_actor(data["next_obs"])["logit"]
             next_prob, next_log_prob = F.softmax(next_logits, dim=-1), F.log_softmax(next_logits, dim=-1)
-            next_q = self._min_q(self._target_model.compute_critic(data["next_obs"])["q_value"])
+            next_q = self._smaller_q(self._target_model.compute_critic(data["next_obs"])["q_value"])
             soft_value = (next_prob * (next_q - self._temperature.tensor() * next_log_prob)).sum(dim=-1)
             return data["reward"] + data["discount"] * (1.0 - done) * soft_value
 
@@ -176,24 +170,20 @@ class DiscreteSACPolicy(SoftActorCritic):
 
         target = self.td_target(data)
         q = model.compute_critic(data["obs"])["q_value"]
-        q_all = q if q.dim() == 3 else q.unsqueeze(0)
-        taken = data["action"].view(1, -1, 1).expand(q_all.shape[0], -1, 1)
-        q_taken = q_all.gather(-1, taken).squeeze(-1)
-        critic_loss = sum(F.mse_loss(q_i, target) for q_i in q_taken)
-        assert isinstance(critic_loss, torch.Tensor)
-        self._step(self._critic_optimizer, critic_loss)
+        taken = data["action"].view(*[1] * (q.dim() - 2), -1, 1).expand(*q.shape[:-1], 1)
+        critic_loss, q_taken = self._fit_critics(q.gather(-1, taken).squeeze(-1), target)
 
         logits = model.compute_actor(data["obs"])["logit"]
         prob, log_prob = F.softmax(logits, dim=-1), F.log_softmax(logits, dim=-1)
         with torch.no_grad():
-            new_q = self._min_q(model.compute_critic(data["obs"])["q_value"])
+            new_q = self._smaller_q(model.compute_critic(data["obs"])["q_value"])
         alpha = self._temperature.tensor().detach()
         policy_loss = (prob * (alpha * log_prob - new_q)).sum(dim=-1).mean()
         self._step(self._actor_optimizer, policy_loss)
 
         entropy = -(prob * log_prob).sum(dim=-1).detach()
         stats = {
-            "critic_loss": float(critic_loss.item()),
+            "critic_loss": critic_loss,
             "policy_loss": float(policy_loss.item()),
             "q_value": float(q_taken.mean().item()),
             "target_q_value": float(target.mean().item()),

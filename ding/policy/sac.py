@@ -7,7 +7,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from ding.errors import ConfigError
@@ -123,9 +122,7 @@ class SACPolicy(SoftActorCritic):
 
     # ----- acting --------------------------------------------------------------------------------
     def _act(self, obs: Mapping[int, Any], deterministic: bool) -> dict[int, dict[str, Any]]:
-        if not obs:
-            raise ValueError("no observations to act on: the dict {env_id: obs} is empty")
-        env_ids = list(obs)
+        env_ids = self._env_ids(obs)
         with torch.no_grad():
             x = self._obs_tensor([obs[env_id] for env_id in env_ids])
             action = self._model.deterministic(x) if deterministic else self._model.sample(x)[0]
@@ -134,10 +131,7 @@ class SACPolicy(SoftActorCritic):
 
     def _forward_collect(self, obs: Mapping[int, Any], random: bool = False) -> dict[int, dict[str, Any]]:
         if random:
-            if not obs:
-                raise ValueError("no observations to act on: the dict {env_id: obs} is empty")
-            size = self._model.action_size
-            return {env_id: {"action": self._rng.uniform(-1.0, 1.0, size).astype(np.float32)} for env_id in list(obs)}
+            return self._uniform_box_actions(obs)
         return self._act(obs, deterministic=False)
 
     def _forward_eval(self, obs: Mapping[int, Any]) -> dict[int, dict[str, Any]]:
@@ -153,16 +147,12 @@ class SACPolicy(SoftActorCritic):
     def _collate(self, batch: Sequence[Mapping[str, Any]]) -> dict[str, torch.Tensor]:
         return collate_transitions(batch, self._obs_tensor, self._device, discrete=False)
 
-    @staticmethod
-    def _min_q(q: torch.Tensor) -> torch.Tensor:
-        return q.min(dim=0).values if q.dim() == 2 else q
-
     def td_target(self, data: Mapping[str, torch.Tensor]) -> torch.Tensor:
         """The soft Q target of a collated batch (no gradient)."""
-        done = torch.zeros_like(data["done"]) if self._cfg.learn.ignore_done else data["done"]
+        done = self._done_mask(data)
         with torch.no_grad():
             next_action, next_log_prob = self._model.sample(data["next_obs"])
-            next_q = self._min_q(self._target_model.compute_critic(data["next_obs"], next_action)["q_value"])
+            next_q = self._smaller_q(self._target_model.compute_critic(data["next_obs"], next_action)["q_value"])
             soft_value = next_q - self._alpha() * next_log_prob
             return data["reward"] + data["discount"] * (1.0 - done) * soft_value
 
@@ -173,23 +163,16 @@ class SACPolicy(SoftActorCritic):
         model = self._model
 
         target = self.td_target(data)
-        q = model.compute_critic(data["obs"], data["action"])["q_value"]
-        q_all = q if q.dim() == 2 else q.unsqueeze(0)
-        critic_loss = sum(F.mse_loss(q_i, target) for q_i in q_all)
-        assert isinstance(critic_loss, torch.Tensor)
-        self._step(self._critic_optimizer, critic_loss)
+        critic_loss, q_all = self._fit_critics(model.compute_critic(data["obs"], data["action"])["q_value"], target)
 
         action, log_prob = model.sample(data["obs"])
-        model.critic.requires_grad_(False)
-        try:
-            new_q = self._min_q(model.compute_critic(data["obs"], action)["q_value"])
-        finally:
-            model.critic.requires_grad_(True)
+        with self._critic_frozen():
+            new_q = self._smaller_q(model.compute_critic(data["obs"], action)["q_value"])
         policy_loss = (self._alpha().detach() * log_prob - new_q).mean()
         self._step(self._actor_optimizer, policy_loss)
 
         stats = {
-            "critic_loss": float(critic_loss.item()),
+            "critic_loss": critic_loss,
             "policy_loss": float(policy_loss.item()),
             "q_value": float(q_all.mean().item()),
             "target_q_value": float(target.mean().item()),
