@@ -11,12 +11,11 @@ from collections.abc import Sequence
 from typing import Any
 
 import torch
-from torch import nn
 
 from ding.errors import ConfigError
-from ding.model.common import action_count, model_kwargs
-from ding.model.dqn import DQN
-from ding.model.obs_input import INPUT_KEYS, ObsInput
+from ding.model.common import model_kwargs
+from ding.model.dqn import PerActionOutputs
+from ding.model.obs_input import INPUT_KEYS
 
 
 def atom_support(v_min: float, v_max: float, n_atom: int) -> torch.Tensor:
@@ -39,7 +38,7 @@ def atom_support(v_min: float, v_max: float, n_atom: int) -> torch.Tensor:
     return torch.linspace(float(v_min), float(v_max), n_atom)
 
 
-class C51DQN(nn.Module):
+class C51DQN(PerActionOutputs):
     """Value distributions for every discrete action, from a vector or image observation.
 
     ``forward(obs)`` returns
@@ -77,26 +76,24 @@ class C51DQN(nn.Module):
         obs_dtype: str | None = None,
         obs_range: Sequence[float] | None = None,
     ) -> None:
-        super().__init__()
-        self.obs_input = ObsInput(type(self).__name__, obs_shape, obs_dtype, obs_range)
-        self.obs_shape = self.obs_input.obs_shape
-        self.action_num = action_count(action_shape)
-        self.register_buffer("support", atom_support(v_min, v_max, n_atom))
-        self.n_atom = n_atom
-        self.net = DQN(
+        support = atom_support(v_min, v_max, n_atom)
+        super().__init__(
             obs_shape,
-            self.action_num * n_atom,
+            action_shape,
+            n_atom,
             encoder_hidden_size_list,
-            dueling=False,
-            head_hidden_size=head_hidden_size,
-            head_layer_num=head_layer_num,
-            activation=activation,
-            noise=noise,
+            head_hidden_size,
+            head_layer_num,
+            activation,
+            noise,
+            obs_dtype,
+            obs_range,
         )
+        self.register_buffer("support", support)
+        self.n_atom = n_atom
 
     def forward(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
-        atom_logits = self.net(self.obs_input(obs))["logit"].view(obs.shape[0], self.action_num, self.n_atom)
-        log_distribution = torch.log_softmax(atom_logits, dim=-1)
+        log_distribution = torch.log_softmax(self.per_action(obs), dim=-1)
         distribution = log_distribution.exp()
         return {
             "logit": (distribution * self.support).sum(-1),

@@ -69,6 +69,45 @@ class DQN(nn.Module):
         return {"logit": self.head(self.projection(self.encoder(self.obs_input(obs))))}
 
 
+class PerActionOutputs(nn.Module):
+    """A :class:`DQN` network (not dueling) with ``outputs_per_action`` outputs for each action, read as a
+    ``(batch, actions, outputs_per_action)`` tensor by :meth:`per_action`: the base of the distributional models
+    (C51's atom logits, QR-DQN's quantiles). The other arguments are :class:`DQN`'s."""
+
+    def __init__(
+        self,
+        obs_shape: int | Sequence[int],
+        action_shape: int | Sequence[int],
+        outputs_per_action: int,
+        encoder_hidden_size_list: Sequence[int],
+        head_hidden_size: int | None,
+        head_layer_num: int,
+        activation: str,
+        noise: bool,
+        obs_dtype: str | None,
+        obs_range: Sequence[float] | None,
+    ) -> None:
+        super().__init__()
+        self.obs_input = ObsInput(type(self).__name__, obs_shape, obs_dtype, obs_range)
+        self.obs_shape = self.obs_input.obs_shape
+        self.action_num = action_count(action_shape)
+        self.outputs_per_action = outputs_per_action
+        self.net = DQN(
+            obs_shape,
+            self.action_num * outputs_per_action,
+            encoder_hidden_size_list,
+            dueling=False,
+            head_hidden_size=head_hidden_size,
+            head_layer_num=head_layer_num,
+            activation=activation,
+            noise=noise,
+        )
+
+    def per_action(self, obs: torch.Tensor) -> torch.Tensor:
+        """The network's outputs for ``obs`` as ``(batch, actions, outputs_per_action)``."""
+        return self.net(self.obs_input(obs))["logit"].view(obs.shape[0], self.action_num, self.outputs_per_action)
+
+
 DQN_KEYS = frozenset(
     {
         "obs_shape",

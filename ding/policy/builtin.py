@@ -14,6 +14,7 @@ BUILTIN_POLICY_MODULES: dict[str, str] = {
     "discrete_sac": "ding.policy.discrete_sac",
     "dqn": "ding.policy.dqn",
     "ppo": "ding.policy.ppo",
+    "qrdqn": "ding.policy.qrdqn",
     "sac": "ding.policy.sac",
     "td3": "ding.policy.td3",
 }

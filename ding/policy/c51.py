@@ -9,7 +9,6 @@ import torch
 from torch import nn
 
 from ding.model.c51 import c51_from_config
-from ding.policy.base import Policy
 from ding.policy.dqn import DQNPolicy
 from ding.policy.registry import POLICY_REGISTRY
 
@@ -117,17 +116,17 @@ class C51Policy(DQNPolicy):
         },
     }
 
-    def __init__(self, cfg: Mapping[str, Any] | None = None, model: nn.Module | None = None, seed: int = 0) -> None:
-        if model is None:
-            Policy.__init__(self, cfg)  # the merged config, to build the model from
-            model = c51_from_config(dict(self._cfg.model))
+    @staticmethod
+    def _model_from_config(model_cfg: dict[str, Any]) -> nn.Module:
+        return c51_from_config(model_cfg)
+
+    def _check_model(self, model: nn.Module) -> None:
         support = getattr(model, "support", None)
         if not isinstance(support, torch.Tensor) or support.ndim != 1 or len(support) < 2:
             raise TypeError(
                 f"a C51 model needs a 'support' tensor of its atom values (as C51DQN has), got {support!r} "
                 f"on {type(model).__name__}"
             )
-        super().__init__(cfg, model=model, seed=seed)
 
     @property
     def support(self) -> torch.Tensor:
@@ -145,23 +144,11 @@ class C51Policy(DQNPolicy):
             chosen = next_dist[torch.arange(len(best), device=best.device), best]
             return categorical_projection(chosen, data["reward"], data["discount"], done, self.support)
 
-    def _forward_learn(self, batch: list[dict[str, Any]]) -> dict[str, float]:
-        if not batch:
-            raise ValueError("cannot learn from an empty batch")
-        self._renew_noise()
-        data = self._collate(batch)
+    def _loss(self, data: Mapping[str, torch.Tensor]) -> tuple[torch.Tensor, float, float]:
+        """The cross-entropy of the taken actions' distributions against :meth:`target_distribution`."""
         target = self.target_distribution(data)
         out = self._model(data["obs"])
-        rows = torch.arange(len(batch), device=self._device)
+        rows = torch.arange(len(data["action"]), device=self._device)
         loss = categorical_td_loss(out["log_distribution"][rows, data["action"]], target)
-        self._optimizer.zero_grad()
-        loss.backward()
-        self._optimizer.step()
-        self._learn_iter += 1
-        self._update_target()
-        return {
-            "cur_lr": float(self._optimizer.param_groups[0]["lr"]),
-            "total_loss": float(loss.item()),
-            "q_value": float(out["logit"][rows, data["action"]].mean().item()),
-            "target_q_value": float((target * self.support).sum(-1).mean().item()),
-        }
+        q_value = float(out["logit"][rows, data["action"]].mean().item())
+        return loss, q_value, float((target * self.support).sum(-1).mean().item())

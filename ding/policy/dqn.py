@@ -97,7 +97,9 @@ class DQNPolicy(Policy):
         config = self._cfg
         self._check_config()
         self._device = policy_device(config.cuda)
-        self._model = (model if model is not None else model_from_config(dict(config.model))).to(self._device)
+        built = model if model is not None else self._model_from_config(dict(config.model))
+        self._check_model(built)
+        self._model = built.to(self._device)
         self._target_model = copy.deepcopy(self._model)
         self._target_model.requires_grad_(False)
         self._optimizer = torch.optim.Adam(self._model.parameters(), lr=config.learn.learning_rate)
@@ -105,6 +107,15 @@ class DQNPolicy(Policy):
         self._rng = np.random.default_rng(seed)
         self._epsilon = epsilon_from_config(config.other.eps)
         self._learn_iter = 0
+
+    @staticmethod
+    def _model_from_config(model_cfg: dict[str, Any]) -> nn.Module:
+        """The model a ``policy.model`` section describes (each DQN variant builds its own)."""
+        return model_from_config(model_cfg)
+
+    def _check_model(self, model: nn.Module) -> None:
+        """Refuse a model given to the policy that cannot serve it (any module serves DQN)."""
+        return None
 
     @classmethod
     def nstep_rule_of(cls, cfg: Mapping[str, Any]) -> NStepRule:
@@ -202,11 +213,7 @@ class DQNPolicy(Policy):
         if not batch:
             raise ValueError("cannot learn from an empty batch")
         self._renew_noise()
-        data = self._collate(batch)
-        target = self.td_target(data)
-        q = self._model(data["obs"])["logit"]
-        q_taken = q.gather(-1, data["action"].unsqueeze(-1)).squeeze(-1)
-        loss = F.mse_loss(q_taken, target)
+        loss, q_value, target_value = self._loss(self._collate(batch))
         self._optimizer.zero_grad()
         loss.backward()
         self._optimizer.step()
@@ -215,9 +222,17 @@ class DQNPolicy(Policy):
         return {
             "cur_lr": float(self._optimizer.param_groups[0]["lr"]),
             "total_loss": float(loss.item()),
-            "q_value": float(q_taken.mean().item()),
-            "target_q_value": float(target.mean().item()),
+            "q_value": q_value,
+            "target_q_value": target_value,
         }
+
+    def _loss(self, data: Mapping[str, torch.Tensor]) -> tuple[torch.Tensor, float, float]:
+        """The loss of a collated batch, with the mean value of the taken actions and of their targets (logged).
+        DQN: the squared error of the taken actions' Q-values against :meth:`td_target`."""
+        target = self.td_target(data)
+        q = self._model(data["obs"])["logit"]
+        q_taken = q.gather(-1, data["action"].unsqueeze(-1)).squeeze(-1)
+        return F.mse_loss(q_taken, target), float(q_taken.mean().item()), float(target.mean().item())
 
     def _renew_noise(self) -> None:
         """Before an update of a noisy network: noise on in the online and target models, freshly drawn for each."""

@@ -32,8 +32,9 @@ class PolicyRegistry(Registry[type]):
         >>> POLICY_REGISTRY.get('dqnn')
         Traceback (most recent call last):
         ...
-        ding.errors.UnknownNameError: unknown policy 'dqnn'; known: a2c, c51, ddpg, discrete_sac, dqn, ppo, sac, td3. \
-Did you mean 'dqn'? Set create_config.policy.type to one of them, or list the module that registers your policy in \
+        ding.errors.UnknownNameError: unknown policy 'dqnn'; \
+known: a2c, c51, ddpg, discrete_sac, dqn, ppo, qrdqn, sac, td3. Did you mean 'dqn'? \
+Set create_config.policy.type to one of them, or list the module that registers your policy in \
 create_config.policy.import_names.
     """
 

@@ -64,7 +64,8 @@ def test_an_unknown_policy_type_lists_the_known_ones_and_what_a_config_can_do(tm
     done = run_ding("-m", "serial", "-c", str(tmp_path / "typo.py"), cwd=tmp_path)
     assert done.returncode == 2
     assert done.stderr.strip() == (
-        "ding: error: policy.type: unknown policy 'dqnn'; known: a2c, c51, ddpg, discrete_sac, dqn, ppo, sac, td3. "
+        "ding: error: policy.type: unknown policy 'dqnn'; "
+        "known: a2c, c51, ddpg, discrete_sac, dqn, ppo, qrdqn, sac, td3. "
         "Did you mean 'dqn'? Set "
         "create_config.policy.type to one of them, or list the module that registers your policy in "
         "create_config.policy.import_names."

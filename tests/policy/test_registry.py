@@ -26,7 +26,7 @@ def test_a_fresh_process_lists_the_built_in_policies_and_imports_one_on_first_us
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True).stdout
     error, imported = out.splitlines()
     assert error == (
-        "UnknownNameError unknown policy 'dqnn'; known: a2c, c51, ddpg, discrete_sac, dqn, ppo, sac, td3. "
+        "UnknownNameError unknown policy 'dqnn'; known: a2c, c51, ddpg, discrete_sac, dqn, ppo, qrdqn, sac, td3. "
         "Did you mean 'dqn'? Set "
         "create_config.policy.type to one of them, or list the module that registers your policy in "
         "create_config.policy.import_names."
@@ -36,7 +36,9 @@ def test_a_fresh_process_lists_the_built_in_policies_and_imports_one_on_first_us
 
 def test_names_are_the_registered_and_the_built_in_ones() -> None:
     assert set(BUILTIN_POLICY_MODULES) <= set(POLICY_REGISTRY.names())
-    with pytest.raises(UnknownNameError, match=r"known: a2c, c51, ddpg, discrete_sac, dqn, ppo, sac, td3\.") as caught:
+    with pytest.raises(
+        UnknownNameError, match=r"known: a2c, c51, ddpg, discrete_sac, dqn, ppo, qrdqn, sac, td3\."
+    ) as caught:
         POLICY_REGISTRY.get("nope")
     assert "require_policy" not in str(caught.value)
 
