@@ -8,6 +8,7 @@ in ``[-1, 1]`` (the env maps them to its bounds, e.g. Pendulum's ``act_scale``).
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any
 
@@ -54,7 +55,7 @@ def squashed_log_prob(pre_tanh: torch.Tensor, mu: torch.Tensor, log_std: torch.T
     return (normal_log_prob - correction).sum(dim=-1)
 
 
-class ContinuousCritics(nn.Module):
+class ContinuousCritics(nn.Module, ABC):
     """Q critics over ``concat(encoded obs, action)`` for a Box ``(k,)`` action, and DI-engine's mode dispatch.
 
     A model with this base sets ``obs_input``, ``critic_encoder``, ``action_size``, ``twin_critic`` and its critic
@@ -66,12 +67,13 @@ class ContinuousCritics(nn.Module):
     action_size: int
     twin_critic: bool
 
+    @abstractmethod
     def q_heads(self) -> nn.ModuleList:
         """The critic heads, one per critic."""
-        raise NotImplementedError
 
+    @abstractmethod
     def compute_actor(self, obs: torch.Tensor) -> dict[str, Any]:
-        raise NotImplementedError
+        """The actor's output for ``obs`` (what ``model(obs)`` returns)."""
 
     def compute_critic(self, obs: torch.Tensor, action: torch.Tensor) -> dict[str, torch.Tensor]:
         """``{'q_value': Q(obs, action)}``: shape ``(B,)``, or ``(2, B)`` with twin critics."""
