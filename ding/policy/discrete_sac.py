@@ -52,7 +52,7 @@ class DiscreteSACPolicy(SoftActorCritic):
         "priority_IS_weight": False,
         "random_collect_size": 10000,
         "multi_agent": False,  # DI-engine's key; only single-agent discrete SAC is here
-        "transition_with_policy_data": True,  # DI-engine's key: transitions keep the collect policy's logits
+        "transition_with_policy_data": True,  # DI-engine's key, at its value; ding's transitions keep the action only
         "model": {
             "twin_critic": True,
             "actor_head_hidden_size": 64,
@@ -114,8 +114,8 @@ class DiscreteSACPolicy(SoftActorCritic):
             raise ConfigError("policy.multi_agent: discrete SAC here is single-agent; set multi_agent=False")
         if cfg.transition_with_policy_data is not True:
             raise ConfigError(
-                "policy.transition_with_policy_data must be True (transitions keep the collect policy's logits), got "
-                f"{cfg.transition_with_policy_data!r}"
+                "policy.transition_with_policy_data must be True (DI-engine's value for discrete SAC; ding learns "
+                f"from the actions alone), got {cfg.transition_with_policy_data!r}"
             )
         epsilon_from_config(cfg.other.eps)
 
