@@ -168,6 +168,16 @@ def mlp(
     return nn.Sequential(*layers)
 
 
+def layered_head(in_size: int, hidden_size: int, layer_num: int, out_size: int, act: str = "relu") -> nn.Sequential:
+    """DI-engine's actor / critic head layout: a first layer of ``hidden_size``, ``layer_num`` more of that width,
+    then ``out_size`` outputs.
+
+    >>> [m.out_features for m in layered_head(4, 8, 1, 2) if isinstance(m, nn.Linear)]
+    [8, 8, 2]
+    """
+    return nn.Sequential(*mlp(in_size, [hidden_size] * (1 + layer_num), act), nn.Linear(hidden_size, out_size))
+
+
 class FCEncoder(nn.Module):
     """An MLP over a vector observation; a multi-dimensional one is flattened first.
 

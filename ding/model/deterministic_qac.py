@@ -13,7 +13,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from ding.model.common import head_sizes, mlp, model_kwargs, optional_encoder
+from ding.model.common import head_sizes, layered_head, model_kwargs, optional_encoder
 from ding.model.obs_input import INPUT_KEYS, ObsInput
 from ding.model.qac import ContinuousCritics, continuous_action_size
 
@@ -68,16 +68,11 @@ class DeterministicQAC(ContinuousCritics):
         actor_encoder, features = optional_encoder(name, self.obs_shape, encoder_hidden_size_list, activation)
         self.critic_encoder, _ = optional_encoder(name, self.obs_shape, encoder_hidden_size_list, activation)
         self.actor = nn.Sequential(
-            actor_encoder,
-            mlp(features, [actor_size] * (1 + actor_layers), activation),
-            nn.Linear(actor_size, self.action_size),
-            nn.Tanh(),
+            actor_encoder, layered_head(features, actor_size, actor_layers, self.action_size, activation), nn.Tanh()
         )
+        critic_in = features + self.action_size
         self.critic_heads = nn.ModuleList(
-            nn.Sequential(
-                mlp(features + self.action_size, [critic_size] * (1 + critic_layers), activation),
-                nn.Linear(critic_size, 1),
-            )
+            layered_head(critic_in, critic_size, critic_layers, 1, activation)
             for _ in range(2 if self.twin_critic else 1)
         )
 

@@ -12,7 +12,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from ding.model.common import action_count, head_sizes, mlp, model_kwargs, optional_encoder
+from ding.model.common import action_count, head_sizes, layered_head, model_kwargs, optional_encoder
 from ding.model.obs_input import INPUT_KEYS, ObsInput
 
 
@@ -77,7 +77,7 @@ class DiscreteQAC(nn.Module):
         return nn.ModuleList([self.critic_encoder, self.critic_heads])
 
     def _head(self, features: int, size: int, layers: int, activation: str) -> nn.Sequential:
-        return nn.Sequential(mlp(features, [size] * (1 + layers), activation), nn.Linear(size, self.action_num))
+        return layered_head(features, size, layers, self.action_num, activation)
 
     def compute_actor(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
         return {"logit": self.actor(self.obs_input(obs))}

@@ -137,12 +137,8 @@ class C51Policy(DQNPolicy):
 
     def target_distribution(self, data: Mapping[str, torch.Tensor]) -> torch.Tensor:
         """The projected target distribution (``(batch, n_atom)``) of a collated batch (no gradient)."""
-        done = torch.zeros_like(data["done"]) if self._cfg.learn.ignore_done else data["done"]
-        with torch.no_grad():
-            best = self._model(data["next_obs"])["logit"].argmax(dim=-1)
-            next_dist = self._target_model(data["next_obs"])["distribution"]
-            chosen = next_dist[torch.arange(len(best), device=best.device), best]
-            return categorical_projection(chosen, data["reward"], data["discount"], done, self.support)
+        chosen = self._target_output_of_best_action(data["next_obs"], "distribution")
+        return categorical_projection(chosen, data["reward"], data["discount"], self._done_mask(data), self.support)
 
     def _loss(self, data: Mapping[str, torch.Tensor]) -> tuple[torch.Tensor, float, float]:
         """The cross-entropy of the taken actions' distributions against :meth:`target_distribution`."""

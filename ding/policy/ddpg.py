@@ -182,9 +182,8 @@ class DDPGPolicy(ReplayActorCritic):
         """The Q target of a collated batch (no gradient)."""
         with torch.no_grad():
             next_q = self._target_model.compute_critic(data["next_obs"], self.target_action(data["next_obs"]))
-            return data["reward"] + data["discount"] * (1.0 - self._done_mask(data)) * self._smaller_q(
-                next_q["q_value"]
-            )
+            bootstrap = (1.0 - self._done_mask(data)) * self._smaller_q(next_q["q_value"])
+            return data["reward"] + data["discount"] * bootstrap
 
     def _forward_learn(self, batch: list[dict[str, Any]]) -> dict[str, float]:
         if not batch:

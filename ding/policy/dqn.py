@@ -20,7 +20,7 @@ from ding.policy.exploration import epsilon_from_config
 from ding.policy.nstep import NStepRule, double_dqn_target
 from ding.policy.obs_batch import obs_tensor
 from ding.policy.registry import POLICY_REGISTRY
-from ding.policy.replay_batch import collate_transitions, soft_update, transition
+from ding.policy.replay_batch import collate_transitions, done_mask, soft_update, transition
 
 
 @POLICY_REGISTRY.register("dqn")
@@ -168,7 +168,8 @@ class DQNPolicy(Policy):
         if not obs:
             raise ValueError("no observations to act on: the dict {env_id: obs} is empty")
         env_ids = list(obs)
-        set_noise(self._model, noise and self._cfg.noisy_net)
+        if self._cfg.noisy_net:
+            set_noise(self._model, noise)
         with torch.no_grad():
             q = self._model(self._obs_tensor([obs[env_id] for env_id in env_ids]))["logit"]
         return env_ids, q.cpu().numpy()
@@ -203,11 +204,21 @@ class DQNPolicy(Policy):
 
     def td_target(self, data: Mapping[str, torch.Tensor]) -> torch.Tensor:
         """The n-step double-DQN target of a collated batch (no gradient)."""
-        done = torch.zeros_like(data["done"]) if self._cfg.learn.ignore_done else data["done"]
+        done = self._done_mask(data)
         with torch.no_grad():
             next_online = self._model(data["next_obs"])["logit"]
             next_target = self._target_model(data["next_obs"])["logit"]
             return double_dqn_target(data["reward"], data["discount"], done, next_online, next_target)
+
+    def _done_mask(self, data: Mapping[str, torch.Tensor]) -> torch.Tensor:
+        return done_mask(data, bool(self._cfg.learn.ignore_done))
+
+    def _target_output_of_best_action(self, next_obs: torch.Tensor, key: str) -> torch.Tensor:
+        """The target model's ``key`` output for the next action the online model rates best (double DQN's choice),
+        one row per sample (no gradient)."""
+        with torch.no_grad():
+            best = self._model(next_obs)["logit"].argmax(dim=-1)
+            return self._target_model(next_obs)[key][torch.arange(len(best), device=best.device), best]
 
     def _forward_learn(self, batch: list[dict[str, Any]]) -> dict[str, float]:
         if not batch:

@@ -83,12 +83,9 @@ class QRDQNPolicy(DQNPolicy):
 
     def target_quantiles(self, data: Mapping[str, torch.Tensor]) -> torch.Tensor:
         """The target quantiles (``(batch, num_quantiles)``) of a collated batch (no gradient)."""
-        done = torch.zeros_like(data["done"]) if self._cfg.learn.ignore_done else data["done"]
-        with torch.no_grad():
-            best = self._model(data["next_obs"])["logit"].argmax(dim=-1)
-            next_q = self._target_model(data["next_obs"])["q"]
-            chosen = next_q[torch.arange(len(best), device=best.device), best]
-            return data["reward"].unsqueeze(-1) + (data["discount"] * (1.0 - done)).unsqueeze(-1) * chosen
+        chosen = self._target_output_of_best_action(data["next_obs"], "q")
+        bootstrap = data["discount"] * (1.0 - self._done_mask(data))
+        return data["reward"].unsqueeze(-1) + bootstrap.unsqueeze(-1) * chosen
 
     def _loss(self, data: Mapping[str, torch.Tensor]) -> tuple[torch.Tensor, float, float]:
         """The quantile Huber loss of the taken actions' quantiles against :meth:`target_quantiles`."""

@@ -20,7 +20,7 @@ from ding.policy.base import Policy, check_number
 from ding.policy.device import policy_device
 from ding.policy.nstep import NStepRule
 from ding.policy.obs_batch import obs_tensor
-from ding.policy.replay_batch import soft_update
+from ding.policy.replay_batch import done_mask, soft_update
 
 
 class ReplayActorCritic(Policy):
@@ -111,8 +111,7 @@ class ReplayActorCritic(Policy):
         return self.nstep_rule_of(self._cfg).samples(traj, episode_over)
 
     def _done_mask(self, data: Mapping[str, torch.Tensor]) -> torch.Tensor:
-        """``data['done']``, or zeros with ``learn.ignore_done`` (bootstrap after real ends too)."""
-        return torch.zeros_like(data["done"]) if self._cfg.learn.ignore_done else data["done"]
+        return done_mask(data, bool(self._cfg.learn.ignore_done))
 
     # ----- learning ------------------------------------------------------------------------------
     @staticmethod

@@ -68,6 +68,16 @@ def collate_transitions(
     }
 
 
+def done_mask(data: Mapping[str, torch.Tensor], ignore_done: bool) -> torch.Tensor:
+    """The ``done`` flags a target bootstraps by: ``data['done']``, or zeros with ``learn.ignore_done`` (bootstrap
+    after real ends too).
+
+    >>> done_mask({'done': torch.tensor([1.0, 0.0])}, False).tolist(), done_mask({'done': torch.ones(2)}, True).tolist()
+    ([1.0, 0.0], [0.0, 0.0])
+    """
+    return torch.zeros_like(data["done"]) if ignore_done else data["done"]
+
+
 def soft_update(target: nn.Module, online: nn.Module, theta: float) -> None:
     """Move every parameter of ``target`` towards ``online``'s by the fraction ``theta`` (Polyak averaging).
 

@@ -45,7 +45,7 @@ def random_batch(size: int, seed: int = 0) -> list[dict[str, Any]]:
 
 def zero_actor(policy: DDPGPolicy) -> None:
     """Make the actor output 0 everywhere (its last linear layer zeroed)."""
-    last = policy.model.actor[-2]
+    last = policy.model.actor[-2][-1]
     with torch.no_grad():
         last.weight.zero_()
         last.bias.zero_()
