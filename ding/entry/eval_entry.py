@@ -16,7 +16,7 @@ from ding.entry.utils import (
 )
 from ding.entry.video import VideoArg, video_dirs, without_env_recording
 from ding.worker import EvalResult, InteractionSerialEvaluator
-from ding.worker.learner import checkpoint_counter
+from ding.worker.checkpoint import checkpoint_counter
 
 
 def eval_checkpoint(

@@ -14,7 +14,7 @@ import torch
 from ding.errors import ConfigError
 from ding.policy.dqn import DQNPolicy
 from ding.worker import EVAL_CSV_COLUMNS, BaseLearner, CheckpointError, EvalResult, ExperimentLogger, load_checkpoint
-from ding.worker.learner import save_checkpoint
+from ding.worker.checkpoint import save_checkpoint
 
 
 def result(train_iter: int, returns: tuple[float, ...], is_best: bool) -> EvalResult:
@@ -112,26 +112,27 @@ def test_bad_hook_settings(tmp_path: pathlib.Path) -> None:
         BaseLearner(small_policy().learn_mode, tmp_path, None, {"log_show_after_iter": "x"})
 
 
-def test_collector_scalars_add_rates(tmp_path: pathlib.Path) -> None:
+def test_collector_scalars_add_the_wall_time_rate(tmp_path: pathlib.Path) -> None:
     pytest.importorskip("tensorboard")
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     with ExperimentLogger(tmp_path) as logger:
         logger.mark_collector(env_step=1000, episode_count=40)  # a resumed run's counters
         time.sleep(0.05)
-        logger.collector_scalars(1200, 44, {"episode_return_mean": 21.5})
+        logger.collector_scalars(1200, 44, {"episode_return_mean": 21.5, "episode_length_mean": 14.75})
         time.sleep(0.05)
-        logger.collector_scalars(1300, 44, {"buffer_size": 1300})  # no episode ended: no length
+        logger.collector_scalars(1300, 44, {"buffer_size": 1300})
     assert logger.tb_dir is not None
     events = EventAccumulator(str(logger.tb_dir))
     events.Reload()
-    fps = [(e.step, e.value) for e in events.Scalars("collector_step/avg_envstep_per_sec")]
+    fps = [(e.step, e.value) for e in events.Scalars("collector_step/envstep_per_wall_sec")]
     assert [step for step, _ in fps] == [1200, 1300]
     assert 200 / 10 < fps[0][1] < 200 / 0.05 and 100 / 10 < fps[1][1] < 100 / 0.05
-    assert [(e.step, e.value) for e in events.Scalars("collector_step/avg_envstep_per_episode")] == [(1200, 50.0)]
     assert [e.value for e in events.Scalars("collector_step/episode_return_mean")] == [21.5]
+    assert [e.value for e in events.Scalars("collector_step/episode_length_mean")] == [14.75]  # as given
+    assert "collector_step/avg_envstep_per_episode" not in events.Tags()["scalars"]
     text = (tmp_path / "log" / "serial_logger.txt").read_text()
-    assert "collector_step 1200: episode_return_mean=21.5, avg_envstep_per_sec=" in text
+    assert "collector_step 1200: episode_return_mean=21.5, episode_length_mean=14.75, envstep_per_wall_sec=" in text
 
 
 def test_checkpoints_after_minutes_of_wall_time_hold_the_resume_state(tmp_path: pathlib.Path) -> None:
