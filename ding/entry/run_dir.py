@@ -116,7 +116,7 @@ def open_run_dir(root: pathlib.Path, exp_name: str, config_text: str, resumed: R
         reason = _branch_reason(requested, config_text, resumed)
         if reason is None:
             return _continued(requested, exp_name, resumed, lock)
-        why += f" and {reason}"
+        why += f" ({reason})"
     lock.release()
     return _renewed(root, exp_name, why)
 
@@ -151,7 +151,7 @@ def _branch_reason(folder: pathlib.Path, config_text: str, resumed: Resumed) -> 
     iterations = iteration_checkpoints(folder / "ckpt")
     if iterations and resumed.train_iter < max(iterations):
         newest = iterations[max(iterations)]
-        return f"checkpoint {resumed.path.name} is not its newest ({newest.name} is): this run branches off"
+        return f"the checkpoint resumed from, {resumed.path.name}, is not its newest, {newest.name}"
     config = folder / CONFIG_FILE
     if config.exists() and (not config.is_file() or config.read_text(encoding="utf-8") != config_text):
         return f"its {CONFIG_FILE} differs from this run's config"
