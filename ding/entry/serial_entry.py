@@ -82,7 +82,7 @@ from ding.worker.buffer_plan import (
     plan_replay_buffer,
 )
 from ding.worker.checkpoint import CKPT_BEST, checkpoint_counter, load_checkpoint
-from ding.worker.evaluator import episode_step_bound
+from ding.worker.evaluator import configured_episode_bound
 from ding.worker.interrupt import exit_status, signal_of
 from ding.worker.learner import REPLAY_BUFFER_KEY, load_policy_state, load_replay_buffer, stored_best_return
 from ding.worker.logger import ProgressLine
@@ -383,7 +383,7 @@ def _pipeline_settings(cfg: EasyDict) -> dict[str, Any]:
     hook = dict((learn.get("learner") or {}).get("hook") or {})
     return {
         "eval_freq": evaluator.get("eval_freq", 1000),
-        "fail_after_episode_steps": episode_step_bound(evaluator.get("fail_after_episode_steps")),
+        "fail_after_episode_steps": configured_episode_bound(policy),
         "hook": hook,
         "save_ckpt_after_run": hook.get("save_ckpt_after_run", True),
         "log_every": hook.get("log_show_after_iter", 100),

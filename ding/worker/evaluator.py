@@ -24,6 +24,16 @@ class EpisodeBoundError(EnvManagerError):
     """An evaluator env played ``fail_after_episode_steps`` steps without ending its episode."""
 
 
+def configured_episode_bound(policy_cfg: Mapping[str, Any]) -> int | None:
+    """The policy config's ``eval.evaluator.fail_after_episode_steps``, checked (None when absent).
+
+    >>> configured_episode_bound({'eval': {'evaluator': {'fail_after_episode_steps': 500}}})
+    500
+    """
+    evaluator = (policy_cfg.get("eval") or {}).get("evaluator") or {}
+    return episode_step_bound(evaluator.get("fail_after_episode_steps"))
+
+
 def episode_step_bound(value: Any) -> int | None:
     """``policy.eval.evaluator.fail_after_episode_steps`` checked: an int >= 1, or None for no bound.
 
