@@ -22,13 +22,15 @@ from zero as before (so they must lie beyond the checkpoint's counters). The rep
 in the ``iteration_<N>`` checkpoints when ``policy.other.replay_buffer.save_in_checkpoint`` is True, and a
 checkpoint that holds one restores it; otherwise a resumed off-policy run refills it before its first update.
 
-The experiment directory (``<root>/<exp_name>``) receives:
+The experiment directory (``<root>/<exp_name>``, or a fresh ``<exp_name>_<yymmdd_HHMMSS>`` beside it when it holds
+an earlier run's files; a resume from its newest checkpoint continues in it: see :mod:`ding.entry.run_dir`; no run
+deletes or overwrites an earlier run's file) receives:
 
 - ``total_config.py``: the compiled config (``ding.config.read_config`` loads it and
   ``compile_config`` gives the same config again);
 - ``ckpt/ckpt_best.pth.tar`` (the best evaluation so far), ``ckpt/iteration_<N>.pth.tar`` (every
   ``policy.learn.learner.hook.save_ckpt_after_iter`` updates, every ``save_ckpt_after_minutes`` of wall
-  time when set, and at the end of the run, also an interrupted one);
+  time when set, and at the end of the run, also an interrupted one or one an env failure stopped);
 - ``log/serial_logger.txt``, ``log/eval.csv`` and a tensorboard event file in ``log/serial/``.
 
 ``video`` (or the config's ``env.replay_path``) records every evaluation episode as an mp4 and
@@ -159,8 +161,10 @@ def serial_pipeline(
 
     ``input_cfg`` is a config file path or a ``(main_config, create_config)`` pair. The experiment
     directory is ``exp_name`` when given, else the config's ``exp_name`` with ``_seed<seed>``
-    (replacing such a suffix the name has), under ``root`` (default: the current directory); an
-    earlier run's files there (checkpoints, logs, tensorboard events) are replaced. The same seed
+    (replacing such a suffix the name has), under ``root`` (default: the current directory); when it holds an
+    earlier run's files the run writes ``<exp_name>_<yymmdd_HHMMSS>`` beside it instead (the result's ``exp_dir``
+    and the log say which), unless it resumes from that run's newest checkpoint (see :mod:`ding.entry.run_dir`).
+    Nothing an earlier run wrote is deleted or overwritten. The same seed
     gives the same run: Python's, numpy's and torch's generators, the envs (each env its own seed from
     ``seed``, per role; collector envs a new episode seed per reset, evaluator envs fixed ones: see
     :func:`~ding.entry.utils.seed_env_managers`), exploration and replay sampling are all seeded.
@@ -170,10 +174,10 @@ def serial_pipeline(
     run (restored afterwards; None leaves it alone). One thread is fastest for the small models of
     classic-control tasks and keeps torch from competing with env worker processes for the cores.
 
-    ``load_path`` is a checkpoint to resume from (see the module docstring); it is read before the
-    experiment directory is cleared, so it may be one of that directory's own checkpoints. A missing
-    file, one that is no checkpoint or whose model does not fit raises
-    :class:`~ding.worker.CheckpointError`, and counters already at a limit a :class:`ConfigError`,
+    ``load_path`` is a checkpoint to resume from (see the module docstring); the newest checkpoint of the
+    experiment directory continues that run in place (its files kept, its logs appended to). A missing
+    file, a directory, one that is no checkpoint (or would run code when unpickled) or whose model does not fit
+    raises :class:`~ding.worker.CheckpointError`, and counters already at a limit a :class:`ConfigError`,
     before anything is written. ``progress`` shows the status line on stderr.
 
     ``video`` is the directory for an mp4 of every evaluation episode (True: ``<exp_dir>/videos``; None:

@@ -21,6 +21,7 @@ from ding.errors import ConfigError
 from ding.worker import CheckpointError, load_checkpoint
 from ding.worker.logger import ProgressLine
 from tests.entry.test_cli import CARTPOLE, ROOT
+from tests.entry.test_run_dirs import files_of
 
 CARTPOLE_PPO = str(ROOT / "dizoo/classic_control/cartpole/config/cartpole_ppo_config.py")
 
@@ -28,11 +29,6 @@ CARTPOLE_PPO = str(ROOT / "dizoo/classic_control/cartpole/config/cartpole_ppo_co
 def eval_rows(exp_dir: pathlib.Path) -> list[dict[str, str]]:
     with (exp_dir / "log" / "eval.csv").open() as file:
         return list(csv.DictReader(file))
-
-
-def files_of(folder: pathlib.Path) -> dict[str, bytes]:
-    """Every file under ``folder`` (relative path -> bytes)."""
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
 def final_ckpt(result: Any) -> pathlib.Path:

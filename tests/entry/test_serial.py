@@ -25,6 +25,7 @@ from ding.model import DQN
 from ding.worker import EVAL_CSV_COLUMNS, CheckpointError, load_checkpoint
 from tests.ding_cli import run_ding
 from tests.entry.test_cli import CARTPOLE, ROOT
+from tests.entry.test_run_dirs import files_of
 
 
 def cartpole(**policy: Any) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -33,11 +34,6 @@ def cartpole(**policy: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     for key, value in policy.items():
         main_config["policy"][key] = value
     return main_config, dict(create_config)
-
-
-def files_of(folder: pathlib.Path) -> dict[str, bytes]:
-    """Every file under ``folder`` (relative path -> bytes)."""
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
 def eval_rows(exp_dir: pathlib.Path) -> list[dict[str, str]]:
