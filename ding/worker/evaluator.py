@@ -260,7 +260,7 @@ class InteractionSerialEvaluator:
                     raise EpisodeBoundError(
                         f"evaluator env {env_id} played {steps[env_id]} steps without an episode end, the bound "
                         f"{BOUND_KEY}={self._bound}: the evaluation stops (give the env a time limit, such as "
-                        "env.max_episode_steps or a time_limit wrapper, or raise the bound)"
+                        "a time_limit wrapper or max_episode_steps in env_kwargs, or raise the bound)"
                     )
                 if timestep.done:
                     video = None if self._videos is None else self._videos.episode_done(env_id)
