@@ -7,6 +7,7 @@ import pathlib
 from typing import Any
 
 from ding.entry.loaded_policy import restore_policy
+from ding.entry.run_output import pipeline_output
 from ding.entry.utils import (
     compile_for_run,
     create_env_managers,
@@ -16,7 +17,8 @@ from ding.entry.utils import (
 )
 from ding.entry.video import VideoArg, video_dirs, without_env_recording
 from ding.worker import EvalResult, InteractionSerialEvaluator
-from ding.worker.learner import checkpoint_counter
+from ding.worker.checkpoint import checkpoint_counter
+from ding.worker.evaluator import configured_episode_bound
 
 
 def eval_checkpoint(
@@ -37,9 +39,10 @@ def eval_checkpoint(
     ``videos/`` in the checkpoint's experiment directory (two levels up), False for none, or None for the
     config's ``env.replay_path``. A missing file, a file that is no checkpoint, or one whose model does not fit
     the config's model raises an error naming the file. ``torch_threads`` is as for
-    :func:`~ding.entry.serial_entry.serial_pipeline`.
+    :func:`~ding.entry.serial_entry.serial_pipeline`. An evaluation that takes a while logs its progress (on
+    stderr unless logging is configured), and ``policy.eval.evaluator.fail_after_episode_steps`` bounds its episodes.
     """
-    with torch_thread_count(torch_threads):
+    with torch_thread_count(torch_threads), pipeline_output():  # an evaluation's progress lines, as a run's
         return _eval_checkpoint(input_cfg, load_path, seed, n_episode, video)
 
 
@@ -49,6 +52,7 @@ def _eval_checkpoint(
     main, create = load_input_config(input_cfg)
     cfg, _ = compile_for_run(main, create, seed, None)
     videos = video_dirs(cfg, pathlib.Path(load_path).parent.parent, video, None)
+    bound = configured_episode_bound(cfg.policy)
     policy, state = restore_policy(cfg, load_path)
     if n_episode is None:
         n_episode = cfg.env.n_evaluator_episode
@@ -57,7 +61,13 @@ def _eval_checkpoint(
     try:
         seed_env_managers(cfg.seed, cfg, None, env)
         evaluator = InteractionSerialEvaluator(
-            env, policy.eval_mode, n_episode, cfg.env.stop_value, eval_freq=1, video_dir=videos.evaluator
+            env,
+            policy.eval_mode,
+            n_episode,
+            cfg.env.stop_value,
+            eval_freq=1,
+            video_dir=videos.evaluator,
+            fail_after_episode_steps=bound,
         )
         _, result = evaluator.eval(
             train_iter=checkpoint_counter(state, "last_iter", load_path),

@@ -27,7 +27,7 @@ from ding.envs.probe import spec_trace_of
 from ding.envs.registry import env_class
 from ding.envs.spaces import EnvSpaces
 from ding.errors import ConfigError
-from ding.worker.learner import CKPT_BEST, CheckpointError, checkpoint_counter, load_checkpoint
+from ding.worker.checkpoint import CKPT_BEST, CheckpointError, checkpoint_counter, load_checkpoint
 
 CONFIG_FILE = "total_config.py"
 

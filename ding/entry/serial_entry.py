@@ -22,13 +22,15 @@ from zero as before (so they must lie beyond the checkpoint's counters). The rep
 in the ``iteration_<N>`` checkpoints when ``policy.other.replay_buffer.save_in_checkpoint`` is True, and a
 checkpoint that holds one restores it; otherwise a resumed off-policy run refills it before its first update.
 
-The experiment directory (``<root>/<exp_name>``) receives:
+The experiment directory (``<root>/<exp_name>``, or a fresh ``<exp_name>_<yymmdd_HHMMSS>`` beside it when it holds
+an earlier run's files; a resume from its newest checkpoint continues in it: see :mod:`ding.entry.run_dir`; no run
+deletes or overwrites an earlier run's file) receives:
 
 - ``total_config.py``: the compiled config (``ding.config.read_config`` loads it and
   ``compile_config`` gives the same config again);
 - ``ckpt/ckpt_best.pth.tar`` (the best evaluation so far), ``ckpt/iteration_<N>.pth.tar`` (every
   ``policy.learn.learner.hook.save_ckpt_after_iter`` updates, every ``save_ckpt_after_minutes`` of wall
-  time when set, and at the end of the run, also an interrupted one);
+  time when set, and at the end of the run, also an interrupted one or one an env failure stopped);
 - ``log/serial_logger.txt``, ``log/eval.csv`` and a tensorboard event file in ``log/serial/``.
 
 ``video`` (or the config's ``env.replay_path``) records every evaluation episode as an mp4 and
@@ -48,6 +50,8 @@ import torch
 from easydict import EasyDict
 
 from ding.config import save_config
+from ding.config.writer import config_source
+from ding.entry.run_dir import CONFIG_FILE, Resumed, open_run_dir
 from ding.entry.run_session import run_session
 from ding.entry.utils import (
     compile_for_run,
@@ -61,7 +65,7 @@ from ding.entry.utils import (
 from ding.entry.video import VideoArg, record_collector, video_dirs, without_env_recording
 from ding.envs.probe import spec_trace_of
 from ding.envs.registry import env_class
-from ding.errors import ConfigError
+from ding.errors import ConfigError, EnvManagerError
 from ding.worker import (
     BaseLearner,
     EvalResult,
@@ -79,15 +83,10 @@ from ding.worker.buffer_plan import (
     mem_available,
     plan_replay_buffer,
 )
+from ding.worker.checkpoint import CKPT_BEST, checkpoint_counter, load_checkpoint
+from ding.worker.evaluator import configured_episode_bound
 from ding.worker.interrupt import exit_status, signal_of
-from ding.worker.learner import (
-    CKPT_BEST,
-    REPLAY_BUFFER_KEY,
-    checkpoint_counter,
-    load_checkpoint,
-    load_policy_state,
-    load_replay_buffer,
-)
+from ding.worker.learner import REPLAY_BUFFER_KEY, load_policy_state, load_replay_buffer, stored_best_return
 from ding.worker.logger import ProgressLine
 from ding.worker.replay_buffer import ReplayBuffer, save_in_checkpoint
 from ding.worker.transitions import transition_collect_mode
@@ -162,8 +161,10 @@ def serial_pipeline(
 
     ``input_cfg`` is a config file path or a ``(main_config, create_config)`` pair. The experiment
     directory is ``exp_name`` when given, else the config's ``exp_name`` with ``_seed<seed>``
-    (replacing such a suffix the name has), under ``root`` (default: the current directory); an
-    earlier run's files there (checkpoints, logs, tensorboard events) are replaced. The same seed
+    (replacing such a suffix the name has), under ``root`` (default: the current directory); when it holds an
+    earlier run's files the run writes ``<exp_name>_<yymmdd_HHMMSS>`` beside it instead (the result's ``exp_dir``
+    and the log say which), unless it resumes from that run's newest checkpoint (see :mod:`ding.entry.run_dir`).
+    Nothing an earlier run wrote is deleted or overwritten. The same seed
     gives the same run: Python's, numpy's and torch's generators, the envs (each env its own seed from
     ``seed``, per role; collector envs a new episode seed per reset, evaluator envs fixed ones: see
     :func:`~ding.entry.utils.seed_env_managers`), exploration and replay sampling are all seeded.
@@ -173,10 +174,10 @@ def serial_pipeline(
     run (restored afterwards; None leaves it alone). One thread is fastest for the small models of
     classic-control tasks and keeps torch from competing with env worker processes for the cores.
 
-    ``load_path`` is a checkpoint to resume from (see the module docstring); it is read before the
-    experiment directory is cleared, so it may be one of that directory's own checkpoints. A missing
-    file, one that is no checkpoint or whose model does not fit raises
-    :class:`~ding.worker.CheckpointError`, and counters already at a limit a :class:`ConfigError`,
+    ``load_path`` is a checkpoint to resume from (see the module docstring); the newest checkpoint of the
+    experiment directory continues that run in place (its files kept, its logs appended to). A missing
+    file, a directory, one that is no checkpoint (or would run code when unpickled) or whose model does not fit
+    raises :class:`~ding.worker.CheckpointError`, and counters already at a limit a :class:`ConfigError`,
     before anything is written. ``progress`` shows the status line on stderr.
 
     ``video`` is the directory for an mp4 of every evaluation episode (True: ``<exp_dir>/videos``; None:
@@ -229,11 +230,11 @@ def _serial_pipeline(
     """
     cfg, names = compile_for_run(main, create, seed, exp_name, mode=mode)
     seed = cfg.seed
-    exp_dir = pathlib.Path(root if root is not None else os.getcwd()) / cfg.exp_name
+    root_dir = pathlib.Path(root if root is not None else os.getcwd())
     set_pkg_seed(seed)
     policy = create_policy(cfg, seed, model)
     settings = _pipeline_settings(cfg)
-    videos = video_dirs(cfg, exp_dir, video, collector_video)
+    video_dirs(cfg, root_dir / cfg.exp_name, video, collector_video)  # refused before anything is written
     buffer, plan = _replay_buffer(cfg, policy, seed)
     batch_size = policy.learn_mode.batch_size
     if batch_size > buffer.capacity:
@@ -242,11 +243,19 @@ def _serial_pipeline(
             f"{buffer.capacity}: a batch could never be drawn"
         )
     resumed = None if load_path is None else _resume_state(policy, load_path, max_train_iter, max_env_step, buffer)
-    _remove_earlier_run(exp_dir)
-    save_config(cfg, names, exp_dir / "total_config.py")
-    logger = ExperimentLogger(exp_dir)
-    collector_env = evaluator_env = None
+    run_dir = open_run_dir(
+        root_dir, cfg.exp_name, config_source(cfg, names), None if resumed is None else resumed.origin
+    )
+    cfg.exp_name = run_dir.exp_name
+    exp_dir = run_dir.path
+    videos = video_dirs(cfg, exp_dir, video, collector_video)
+    collector_env = evaluator_env = logger = None
     try:
+        if not (exp_dir / CONFIG_FILE).exists():  # a continued run's is this config already
+            save_config(cfg, names, exp_dir / CONFIG_FILE)
+        logger = ExperimentLogger(exp_dir)
+        if run_dir.note is not None:
+            logger.info(run_dir.note)
         collector_env, evaluator_env = create_env_managers(without_env_recording(cfg))
         assert collector_env is not None and evaluator_env is not None
         seed_env_managers(seed, cfg, collector_env, evaluator_env)
@@ -259,10 +268,11 @@ def _serial_pipeline(
             collect_mode = transition_collect_mode(collect_mode)
         collector = collector_cls(collector_env, collect_mode)
         if resumed is not None:
-            learner.train_iter = resumed["train_iter"]
-            collector.stats.env_step = resumed["env_step"]
-            collector.stats.episode_count = resumed["episodes"]
+            learner.train_iter = resumed.counters["train_iter"]
+            collector.stats.env_step = resumed.counters["env_step"]
+            collector.stats.episode_count = resumed.counters["episodes"]
         learner.episode_count = collector.episode_count
+        learner.best_eval_return = run_dir.best_return
         evaluator = InteractionSerialEvaluator(
             evaluator_env,
             policy.eval_mode,
@@ -270,6 +280,9 @@ def _serial_pipeline(
             cfg.env.stop_value,
             settings["eval_freq"],
             video_dir=videos.evaluator,
+            best_return=run_dir.best_return,
+            fail_after_episode_steps=settings["fail_after_episode_steps"],
+            report=logger.info,
         )
         logger.info(
             f"experiment {cfg.exp_name}: env {cfg.env.type} ({cfg.env.collector_env_num} collector, "
@@ -280,10 +293,11 @@ def _serial_pipeline(
         if plan is not None:
             logger.info(plan.describe())
         if resumed is not None:
+            restored = resumed.counters.get("replay_buffer")
             logger.info(
                 f"resumed from {load_path}: train iter {learner.train_iter}, env step {collector.env_step}, "
                 f"episodes {collector.episode_count}; replay buffer "
-                + (f"of {resumed['replay_buffer']} transitions restored" if "replay_buffer" in resumed else "refilled")
+                + ("refilled" if restored is None else f"of {restored} transitions restored")
             )
         run = (run_cls or _Run)(
             policy,
@@ -302,7 +316,9 @@ def _serial_pipeline(
         for env in (collector_env, evaluator_env):
             if env is not None:
                 env.close()
-        logger.close()
+        if logger is not None:
+            logger.close()
+        run_dir.close()
 
 
 def _replay_buffer(cfg: EasyDict, policy: Any, seed: int) -> tuple[ReplayBuffer, ReplayPlan | None]:
@@ -318,15 +334,23 @@ def _replay_buffer(cfg: EasyDict, policy: Any, seed: int) -> tuple[ReplayBuffer,
     return build_replay_buffer(plan, trace[-1][1], policy.nstep_rule, seed), plan
 
 
+@dataclasses.dataclass(frozen=True)
+class _ResumeState:
+    """A loaded checkpoint: where it came from and its counters (``train_iter``, ``env_step``, ``episodes``;
+    ``replay_buffer``: the transitions restored)."""
+
+    origin: Resumed
+    counters: dict[str, int]
+
+
 def _resume_state(
     policy: Any,
     load_path: str | os.PathLike[str],
     max_train_iter: int | None,
     max_env_step: int | None,
     buffer: ReplayBuffer | None = None,
-) -> dict[str, int]:
-    """Load ``load_path`` into the policy (and ``buffer``, when it holds one) and return its counters
-    (``train_iter``, ``env_step``, ``episodes``; ``replay_buffer``: the transitions restored)."""
+) -> _ResumeState:
+    """Load ``load_path`` into the policy (and ``buffer``, when it holds one) and return its counters."""
     state = load_checkpoint(load_path)
     counters = {
         "train_iter": checkpoint_counter(state, "last_iter", load_path),
@@ -346,14 +370,8 @@ def _resume_state(
     restored = None if buffer is None else load_replay_buffer(buffer, state, load_path)
     if restored is not None:
         counters["replay_buffer"] = restored
-    return counters
-
-
-def _remove_earlier_run(exp_dir: pathlib.Path) -> None:
-    """Delete the checkpoints and tensorboard events an earlier run left in ``exp_dir`` (its logs are rewritten)."""
-    for pattern in ("ckpt/*.pth.tar", "ckpt/*.pth.tar.tmp", "log/serial/events.out.tfevents.*"):
-        for path in exp_dir.glob(pattern):
-            path.unlink()
+    origin = Resumed(pathlib.Path(load_path), counters["train_iter"], stored_best_return(state))
+    return _ResumeState(origin, counters)
 
 
 def _check_limit(value: Any, name: str) -> None:
@@ -369,6 +387,7 @@ def _pipeline_settings(cfg: EasyDict) -> dict[str, Any]:
     hook = dict((learn.get("learner") or {}).get("hook") or {})
     return {
         "eval_freq": evaluator.get("eval_freq", 1000),
+        "fail_after_episode_steps": configured_episode_bound(policy),
         "hook": hook,
         "save_ckpt_after_run": hook.get("save_ckpt_after_run", True),
         "log_every": hook.get("log_show_after_iter", 100),
@@ -424,6 +443,13 @@ class _Run:
             interrupted, stop_signal = True, signal_of(err)
             name = "Ctrl-C" if stop_signal == signal.SIGINT else signal.Signals(stop_signal).name
             self.logger.info(f"interrupted ({name}): saving a checkpoint and closing the envs")
+        except EnvManagerError as err:  # an env failed or an evaluation hit its bound: the policy's state is whole
+            self.logger.info(
+                f"the run failed at train iter {self.learner.train_iter}: {type(err).__name__}: {err}; "
+                "saving a checkpoint and closing the envs"
+            )
+            self.learner.save_resume_checkpoint(self.collector.env_step)
+            raise
         except Exception as err:
             self.logger.info(f"the run failed at train iter {self.learner.train_iter}: {type(err).__name__}: {err}")
             raise
@@ -448,8 +474,9 @@ class _Run:
     def evaluate(self) -> bool:
         learner, collector = self.learner, self.collector
 
-        def save_best(name: str) -> None:
-            learner.save_checkpoint(name, collector.env_step)
+        def save_best(name: str) -> None:  # called after a better evaluation than any of the run's before
+            learner.best_eval_return = self.evaluator.best_return
+            learner.save_checkpoint(name, collector.env_step, replace=True)
 
         stop, result = self.evaluator.eval(save_best, learner.train_iter, collector.env_step)
         self.last_eval = result
@@ -509,15 +536,19 @@ class _Run:
                 return False
 
     def log_collector(self, kwargs: dict[str, Any]) -> None:
+        """The collector's line: ``episode_count`` (episodes since the first run's start), ``buffer_size``, the
+        exploration values, and of the episodes finished since the last line their number (``episodes_finished``),
+        mean return (``episode_return_mean``) and mean length in env steps (``episode_length_mean``)."""
         returns = self.collector.pop_returns()
+        lengths = self.collector.pop_lengths()
         values: dict[str, float] = {
             "episode_count": self.collector.episode_count,
             "buffer_size": len(self.buffer),
             **{key: float(value) for key, value in kwargs.items() if isinstance(value, (int, float))},
+            "episodes_finished": len(lengths),
         }
         if returns:
             values["episode_return_mean"] = sum(returns) / len(returns)
-        lengths = self.collector.pop_lengths()
         if lengths:
             values["episode_length_mean"] = sum(lengths) / len(lengths)
         self.logger.collector_scalars(self.collector.env_step, self.collector.episode_count, values)

@@ -29,6 +29,8 @@ from gymnasium import spaces
 from gymnasium.envs.registration import load_env_creator
 from gymnasium.wrappers import OrderEnforcing, PassiveEnvChecker, TimeLimit
 
+from ding.errors import ConfigError
+
 MAKE_WRAPPERS = (PassiveEnvChecker, OrderEnforcing, TimeLimit)
 """The wrappers ``gymnasium.make`` adds; an old-API env inside only these is unwrapped and adapted."""
 
@@ -292,16 +294,23 @@ def registered_spec(env_id: str) -> Any:
     return gym.spec(env_id)
 
 
-def make_env(env_id: str, **kwargs: Any) -> gym.Env[Any, Any]:
+def make_env(env_id: str, /, **kwargs: Any) -> gym.Env[Any, Any]:
     """``gymnasium.make(env_id, **kwargs)``, also for ids whose env class implements the old gym API.
 
     The id is found as :func:`registered_spec` finds it (Atari ids too). The registered class is
     looked at before it is made: an old-API class is made without gymnasium's env checker (which
     rejects that API) and adapted by :func:`as_gymnasium`, keeping the registration's time limit.
+    ``kwargs`` go to ``gymnasium.make`` as they are, ``env_id`` included (``GymV26Environment-v0`` takes the gym
+    id to wrap as ``env_id``); ``id`` is ``gymnasium.make``'s own name for ``env_id`` and is refused.
 
     >>> make_env('CartPole-v1').spec.max_episode_steps
     500
     """
+    if "id" in kwargs:
+        raise ConfigError(
+            f"env_kwargs key 'id' ({kwargs['id']!r}) is gymnasium.make's name for the env id, which is env_id "
+            f"({env_id!r}); an env that takes an argument called id cannot be made by gymnasium.make"
+        )
     spec = registered_spec(env_id)
     creator = spec.entry_point if callable(spec.entry_point) else load_env_creator(str(spec.entry_point))
     if is_old_api_class(creator):

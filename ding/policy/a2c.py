@@ -105,7 +105,7 @@ class A2CPolicy(PPOPolicy):
             },
         },
         "collect": {"n_sample": 80, "unroll_len": 1, "discount_factor": 0.9, "gae_lambda": 0.95},
-        "eval": {"evaluator": {"eval_freq": 1000}},
+        "eval": {"evaluator": {"eval_freq": 1000, "fail_after_episode_steps": None}},  # None: unbounded
     }
 
     def __init__(self, cfg: Mapping[str, Any] | None = None, model: nn.Module | None = None, seed: int = 0) -> None:

@@ -85,7 +85,7 @@ class DiscreteSACPolicy(SoftActorCritic):
             },
         },
         "collect": {"n_sample": 1, "unroll_len": 1},
-        "eval": {"evaluator": {"eval_freq": 5000}},
+        "eval": {"evaluator": {"eval_freq": 5000, "fail_after_episode_steps": None}},  # None: unbounded
         "other": {
             "eps": {"type": "exp", "start": 0.95, "end": 0.1, "decay": 50000},
             # share_frames: store each frame of frame-stack observations once (None: when the env's spec stacks frames)

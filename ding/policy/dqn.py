@@ -83,7 +83,7 @@ class DQNPolicy(Policy):
             },
         },
         "collect": {"n_sample": 8, "unroll_len": 1},
-        "eval": {"evaluator": {"eval_freq": 1000}},
+        "eval": {"evaluator": {"eval_freq": 1000, "fail_after_episode_steps": None}},  # None: unbounded
         "other": {
             "eps": {"type": "exp", "start": 0.95, "end": 0.1, "decay": 10000},
             # share_frames: store each frame of frame-stack observations once (None: when the env's spec stacks frames)

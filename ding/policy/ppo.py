@@ -20,6 +20,7 @@ from ding.policy.obs_batch import obs_tensor
 from ding.policy.ppo_math import KL_TYPES, gae_advantages, kl_estimate, ppo_loss
 from ding.policy.ppo_samples import ReturnScale, recompute_advantages
 from ding.policy.registry import POLICY_REGISTRY
+from ding.worker.checkpoint import CheckpointError, read_checkpoint
 
 __all__ = ["PPOPolicy", "gae_advantages", "ppo_loss"]
 
@@ -109,7 +110,7 @@ class PPOPolicy(Policy):
             },
         },
         "collect": {"n_sample": 64, "unroll_len": 1, "discount_factor": 0.99, "gae_lambda": 0.95},
-        "eval": {"evaluator": {"eval_freq": 1000}},
+        "eval": {"evaluator": {"eval_freq": 1000, "fail_after_episode_steps": None}},  # None: unbounded
     }
 
     MULTI_AGENT_MODEL: ClassVar[dict[str, Any]] = {
@@ -173,8 +174,8 @@ class PPOPolicy(Policy):
         if path is None:
             return None
         try:
-            state = torch.load(path, map_location="cpu", weights_only=False)
-        except (OSError, RuntimeError) as err:
+            state = read_checkpoint(path)
+        except CheckpointError as err:
             raise ConfigError(f"policy.learn.pretrained_model_path {path!r} cannot be loaded: {err}") from err
         if isinstance(state, Mapping) and "model" in state:
             state = state["model"]

@@ -84,7 +84,7 @@ class SACPolicy(SoftActorCritic):
             },
         },
         "collect": {"n_sample": 1, "unroll_len": 1},
-        "eval": {"evaluator": {"eval_freq": 5000}},
+        "eval": {"evaluator": {"eval_freq": 5000, "fail_after_episode_steps": None}},  # None: unbounded
         # share_frames: store each frame of frame-stack observations once (None: when the env's spec stacks frames)
         # save_in_checkpoint: ckpt/iteration_<N> holds the replay buffer, and resuming from it restores the buffer
         "other": {"replay_buffer": {"replay_buffer_size": 1000000, "share_frames": None, "save_in_checkpoint": False}},

@@ -1,8 +1,9 @@
 """The serial pipeline's workers: replay buffer, sample collector, evaluator, learner and experiment logger."""
 
+from ding.worker.checkpoint import CheckpointError, load_checkpoint, read_checkpoint, save_checkpoint
 from ding.worker.collector import CollectorStats, SampleSerialCollector
 from ding.worker.evaluator import EvalResult, InteractionSerialEvaluator
-from ding.worker.learner import BaseLearner, CheckpointError, load_checkpoint, save_checkpoint
+from ding.worker.learner import BaseLearner
 from ding.worker.logger import EVAL_CSV_COLUMNS, ExperimentLogger
 from ding.worker.replay_buffer import NaiveReplayBuffer
 
@@ -17,5 +18,6 @@ __all__ = [
     "NaiveReplayBuffer",
     "SampleSerialCollector",
     "load_checkpoint",
+    "read_checkpoint",
     "save_checkpoint",
 ]

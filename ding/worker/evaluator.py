@@ -15,6 +15,34 @@ from ding.envs.env_manager import BaseEnvManager
 from ding.errors import ConfigError, EnvManagerError
 from ding.policy.base import EvalMode
 from ding.worker.eval_video import EvalVideos
+from ding.worker.logger import LOGGER, duration_text
+
+BOUND_KEY = "policy.eval.evaluator.fail_after_episode_steps"
+
+
+class EpisodeBoundError(EnvManagerError):
+    """An evaluator env played ``fail_after_episode_steps`` steps without ending its episode."""
+
+
+def configured_episode_bound(policy_cfg: Mapping[str, Any]) -> int | None:
+    """The policy config's ``eval.evaluator.fail_after_episode_steps``, checked (None when absent).
+
+    >>> configured_episode_bound({'eval': {'evaluator': {'fail_after_episode_steps': 500}}})
+    500
+    """
+    evaluator = (policy_cfg.get("eval") or {}).get("evaluator") or {}
+    return episode_step_bound(evaluator.get("fail_after_episode_steps"))
+
+
+def episode_step_bound(value: Any) -> int | None:
+    """``policy.eval.evaluator.fail_after_episode_steps`` checked: an int >= 1, or None for no bound.
+
+    >>> episode_step_bound(None), episode_step_bound(10_000)
+    (None, 10000)
+    """
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise ConfigError(f"{BOUND_KEY} must be an int >= 1 or None (no bound), got {value!r}")
+    return value
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,6 +98,14 @@ class InteractionSerialEvaluator:
     ``video_dir`` records every evaluation episode as ``<video_dir>/eval_iter<train_iter>_env<i>_ep<k>.mp4``
     (see :mod:`ding.worker.eval_video`); the envs must record (``enable_save_replay``), as DingEnvWrapper's do.
 
+    ``best_return`` is the best mean return of the run so far (a run that continues an earlier one), so only a
+    better evaluation counts as a new best. An evaluation that takes longer than ``progress_interval`` seconds
+    reports its progress through ``report`` (default: the ``ding.serial`` logger) every ``progress_interval``
+    seconds: episodes done and to play, env steps, time, and the longest episode under way.
+    ``fail_after_episode_steps`` (``policy.eval.evaluator.fail_after_episode_steps``; None: no bound) stops an
+    evaluation in which an episode reaches that many steps without ending, with :class:`EpisodeBoundError`
+    naming the env and the bound; an env whose own time limit ends (truncates) its episodes sooner never meets it.
+
     Example:
         >>> from functools import partial
         >>> from ding.envs.env_manager import create_env_manager
@@ -96,6 +132,12 @@ class InteractionSerialEvaluator:
         eval_freq: int,
         max_episode_attempts: int = 10,
         video_dir: str | os.PathLike[str] | None = None,
+        *,
+        best_return: float | None = None,
+        fail_after_episode_steps: int | None = None,
+        report: Callable[[str], None] | None = None,
+        progress_interval: float = 5.0,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if not isinstance(n_episode, int) or isinstance(n_episode, bool) or n_episode < 1:
             raise ConfigError(f"env.n_evaluator_episode must be an int >= 1, got {n_episode!r}")
@@ -109,9 +151,13 @@ class InteractionSerialEvaluator:
         self._stop_value = stop_value
         self._eval_freq = eval_freq
         self._max_attempts = max_episode_attempts
+        self._bound = episode_step_bound(fail_after_episode_steps)
         self._last_eval_iter: int | None = None
-        self._best = -math.inf
+        self._best = -math.inf if best_return is None else float(best_return)
         self._videos = EvalVideos(video_dir) if video_dir is not None else None
+        self._report = report if report is not None else LOGGER.info
+        self._progress_interval = progress_interval
+        self._clock = clock
 
     @property
     def best_return(self) -> float | None:
@@ -145,7 +191,7 @@ class InteractionSerialEvaluator:
         if self._videos is not None:
             self._videos.start(self._env, train_iter)
         try:
-            episodes = self._play()
+            episodes = self._play(train_iter)
         finally:
             if self._videos is not None:
                 self._videos.finish()
@@ -170,7 +216,7 @@ class InteractionSerialEvaluator:
         )
         return result.stop, result
 
-    def _play(self) -> list[_Episode]:
+    def _play(self, train_iter: int) -> list[_Episode]:
         env = self._env
         if not env.launched:
             env.launch()
@@ -181,7 +227,9 @@ class InteractionSerialEvaluator:
         summed: dict[int, float] = {}
         steps: dict[int, int] = {}
         episodes: list[_Episode] = []
+        progress = _Progress(self._n_episode, train_iter, self._clock, self._progress_interval)
         while left:
+            progress.show(self._report, len(episodes), steps)
             ready = {env_id: obs for env_id, obs in env.ready_obs.items() if env_id in left}
             if ready:
                 outputs = self._policy.forward(ready)
@@ -207,6 +255,13 @@ class InteractionSerialEvaluator:
                     continue
                 summed[env_id] = summed.get(env_id, 0.0) + float(np.sum(timestep.reward))
                 steps[env_id] = steps.get(env_id, 0) + 1
+                progress.env_steps += 1
+                if not timestep.done and self._bound is not None and steps[env_id] >= self._bound:
+                    raise EpisodeBoundError(
+                        f"evaluator env {env_id} played {steps[env_id]} steps without an episode end, the bound "
+                        f"{BOUND_KEY}={self._bound}: the evaluation stops (give the env a time limit, such as "
+                        "a time_limit wrapper or max_episode_steps in env_kwargs, or raise the bound)"
+                    )
                 if timestep.done:
                     video = None if self._videos is None else self._videos.episode_done(env_id)
                     value = _episode_return(timestep.info, summed.pop(env_id))
@@ -218,6 +273,32 @@ class InteractionSerialEvaluator:
 
     def close(self) -> None:
         self._env.close()
+
+
+class _Progress:
+    """What an evaluation under way reports: a line every ``interval`` seconds, the first after ``interval``."""
+
+    def __init__(self, n_episode: int, train_iter: int, clock: Callable[[], float], interval: float) -> None:
+        self.n_episode = n_episode
+        self.train_iter = train_iter
+        self.env_steps = 0
+        self._clock = clock
+        self._start = self._last = clock()
+        self._interval = interval
+
+    def show(self, report: Callable[[str], None], done: int, under_way: Mapping[int, int]) -> None:
+        now = self._clock()
+        if now - self._last < self._interval:
+            return
+        self._last = now
+        text = (
+            f"evaluation at train iter {self.train_iter} under way: {done}/{self.n_episode} episodes, "
+            f"{self.env_steps} env steps, {duration_text(now - self._start)}"
+        )
+        if under_way:
+            env_id = max(under_way, key=lambda i: (under_way[i], -i))
+            text += f"; longest episode under way: {under_way[env_id]} steps (env {env_id})"
+        report(text)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -9,52 +9,17 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import torch
-
-from ding.errors import ConfigError, DingError
+from ding.errors import ConfigError
 from ding.policy.base import LearnMode
+from ding.worker.checkpoint import CheckpointError, iteration_ckpt_name, save_checkpoint
 from ding.worker.interrupt import critical_section
 from ding.worker.logger import ExperimentLogger
 
-CKPT_BEST = "ckpt_best.pth.tar"
 COUNTER_KEYS = ("last_iter", "last_step", "last_episode")
+BEST_RETURN_KEY = "best_eval_return"
+"""The best mean evaluation return of the run so far, stored in every checkpoint once there was an evaluation."""
 REPLAY_BUFFER_KEY = "replay_buffer"
 """Where a resume checkpoint holds the replay buffer (``policy.other.replay_buffer.save_in_checkpoint``)."""
-
-
-class CheckpointError(DingError, ValueError):
-    """A file that should be a checkpoint is missing, unreadable or holds no model state."""
-
-
-def iteration_ckpt_name(train_iter: int) -> str:
-    """The name of the periodic checkpoint at ``train_iter`` (``iteration_<N>.pth.tar``)."""
-    return f"iteration_{train_iter}.pth.tar"
-
-
-def save_checkpoint(state: Mapping[str, Any], path: str | os.PathLike[str]) -> pathlib.Path:
-    """Write ``state`` with ``torch.save`` atomically (a temporary file renamed into place)."""
-    target = pathlib.Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    temporary = target.with_name(target.name + ".tmp")
-    with critical_section():  # a stop signal waits until the file is complete
-        torch.save(dict(state), temporary)
-        os.replace(temporary, target)
-    return target
-
-
-def load_checkpoint(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Read a checkpoint written by :func:`save_checkpoint` (tensors and plain values only)."""
-    file = pathlib.Path(path)
-    if not file.is_file():
-        raise CheckpointError(f"checkpoint {file} does not exist")
-    try:
-        state = torch.load(file, map_location="cpu", weights_only=True)
-    except Exception as err:  # torch raises many kinds for a file that is not a checkpoint
-        first = (str(err).strip().splitlines() or [""])[0].split(". ")[0].rstrip(".")
-        raise CheckpointError(f"{file} is not a ding checkpoint (torch.load: {type(err).__name__}: {first})") from err
-    if not isinstance(state, dict) or "model" not in state:
-        raise CheckpointError(f"{file} is not a ding checkpoint: it holds no 'model' state")
-    return state
 
 
 class BaseLearner:
@@ -65,10 +30,13 @@ class BaseLearner:
     is saved every ``save_ckpt_after_iter`` iterations and, when ``save_ckpt_after_minutes`` is set, after an
     update once that many minutes of wall time passed since the last such checkpoint (or the start).
     A checkpoint holds the policy's state (``model``, ...) plus ``last_iter``, ``last_step`` and, when the
-    caller sets :attr:`episode_count`, ``last_episode`` (:func:`load_policy_state` and
-    :func:`checkpoint_counter` read one back); the ``iteration_<N>`` ones also hold what
-    :meth:`add_resume_state` registered (the replay buffer, for one). An update is a critical section
-    (:mod:`ding.worker.interrupt`): a stop signal never leaves it half-applied. ``clock`` is ``time.monotonic``.
+    caller sets them, ``last_episode`` (:attr:`episode_count`) and ``best_eval_return`` (:attr:`best_eval_return`)
+    (:func:`load_policy_state` and :func:`~ding.worker.checkpoint.checkpoint_counter` read one back); the
+    ``iteration_<N>`` ones also hold what :meth:`add_resume_state` registered (the replay buffer, for one).
+    A file in ``ckpt_dir`` that this learner did not write (an earlier run's) is never replaced, except by
+    ``save_checkpoint(..., replace=True)`` (the run's ``ckpt_best`` after a better evaluation). An update is a
+    critical section (:mod:`ding.worker.interrupt`): a stop signal never leaves it half-applied. ``clock`` is
+    ``time.monotonic``.
     """
 
     def __init__(
@@ -92,6 +60,8 @@ class BaseLearner:
         self.train_iter = 0
         self.last_stats: dict[str, float] = {}
         self.episode_count: int | None = None  # saved as ``last_episode`` when set (the pipeline keeps it current)
+        self.best_eval_return: float | None = None  # saved as ``best_eval_return`` when set
+        self._written: set[str] = set()  # the names this learner saved
 
     @property
     def batch_size(self) -> int:
@@ -113,25 +83,45 @@ class BaseLearner:
 
     def add_resume_state(self, key: str, state_fn: Callable[[], Any]) -> None:
         """Store ``state_fn()`` under ``key`` in every ``iteration_<N>`` checkpoint (e.g. the replay buffer's)."""
-        if key in ("model", *COUNTER_KEYS):
+        if key in ("model", BEST_RETURN_KEY, *COUNTER_KEYS):
             raise ValueError(f"checkpoint key {key!r} is the learner's own; choose another")
         self._resume_state[key] = state_fn
 
-    def save_resume_checkpoint(self, env_step: int = 0, reason: str | None = None) -> pathlib.Path:
-        """Save ``ckpt/iteration_<train_iter>.pth.tar``: the policy's state, counters and the resume state."""
+    def save_resume_checkpoint(self, env_step: int = 0, reason: str | None = None) -> pathlib.Path | None:
+        """Save ``ckpt/iteration_<train_iter>.pth.tar``: the policy's state, counters and the resume state.
+
+        Returns the path, or None when an earlier run's file of that name was kept (see :meth:`save_checkpoint`).
+        """
         extra = {key: state_fn() for key, state_fn in self._resume_state.items()}
         path = self.save_checkpoint(iteration_ckpt_name(self.train_iter), env_step, extra, reason)
         self._last_resume_ckpt = self._clock()
         return path
 
     def save_checkpoint(
-        self, name: str, env_step: int = 0, extra: Mapping[str, Any] | None = None, reason: str | None = None
-    ) -> pathlib.Path:
-        """Save the policy's state (with ``extra`` entries) as ``ckpt/<name>``."""
+        self,
+        name: str,
+        env_step: int = 0,
+        extra: Mapping[str, Any] | None = None,
+        reason: str | None = None,
+        replace: bool = False,
+    ) -> pathlib.Path | None:
+        """Save the policy's state (with ``extra`` entries) as ``ckpt/<name>``; return its path.
+
+        A ``ckpt/<name>`` this learner did not write is kept (None is returned and the log says so) unless
+        ``replace``.
+        """
+        target = self.ckpt_dir / name
+        if not replace and name not in self._written and target.exists():
+            if self._logger is not None:
+                self._logger.info(f"kept checkpoint {target}: an earlier run wrote it, and no run replaces another's")
+            return None
         state = {**self._policy.state_dict(), **(extra or {}), "last_iter": self.train_iter, "last_step": env_step}
         if self.episode_count is not None:
             state["last_episode"] = self.episode_count
-        path = save_checkpoint(state, self.ckpt_dir / name)
+        if self.best_eval_return is not None:
+            state[BEST_RETURN_KEY] = float(self.best_eval_return)
+        path = save_checkpoint(state, target)
+        self._written.add(name)
         if self._logger is not None:
             held = f", with {', '.join(extra)}" if extra else ""
             why = f" ({reason})" if reason else ""
@@ -153,6 +143,18 @@ def load_policy_state(policy: LearnMode, state: Mapping[str, Any], source: str |
         raise CheckpointError(f"checkpoint {source} does not fit the policy of this config: {first}") from err
 
 
+def stored_best_return(state: Mapping[str, Any]) -> float | None:
+    """The ``best_eval_return`` a checkpoint stores (None for one saved before any evaluation, or by an older ding).
+
+    >>> stored_best_return({'best_eval_return': 21.5}), stored_best_return({})
+    (21.5, None)
+    """
+    value = state.get(BEST_RETURN_KEY)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
 def load_replay_buffer(buffer: Any, state: Mapping[str, Any], source: str | os.PathLike[str]) -> int | None:
     """Restore the replay buffer a checkpoint holds (:data:`REPLAY_BUFFER_KEY`) into ``buffer``.
 
@@ -166,16 +168,6 @@ def load_replay_buffer(buffer: Any, state: Mapping[str, Any], source: str | os.P
     except (KeyError, TypeError, ValueError) as err:
         raise CheckpointError(f"checkpoint {source}: its replay buffer cannot be restored: {err}") from err
     return len(buffer)
-
-
-def checkpoint_counter(state: Mapping[str, Any], key: str, source: str | os.PathLike[str] = "the checkpoint") -> int:
-    """The counter ``key`` (``last_iter``, ``last_step``, ``last_episode``) of a loaded checkpoint, 0 if absent."""
-    value = state.get(key, 0)
-    if isinstance(value, torch.Tensor) and value.numel() == 1:
-        value = value.item()
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise CheckpointError(f"checkpoint {source} has an invalid {key!r}: {value!r}")
-    return value
 
 
 def _minutes(value: Any, key: str) -> float | None:

@@ -7,6 +7,10 @@ Under ``<exp_dir>/log/``:
 - ``serial/events.out.tfevents.*``: the same scalars for tensorboard, written when the ``tensorboard``
   package is installed (``pip install ding[torch]``); without it the text log says so and the rest is written.
 
+Files that exist are appended to, never rewritten: a run that continues an earlier one in its directory adds its
+lines and rows after the earlier ones (the CSV header only goes into a new file, and ``wall_time`` goes on from
+the last row) and a new tensorboard event file beside the earlier ones.
+
 Every line of the text log also goes to the ``ding.serial`` :mod:`logging` logger at INFO level, so
 an application (the ``ding`` command) can show progress by configuring logging.
 
@@ -24,9 +28,10 @@ import pathlib
 import sys
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from ding.worker.evaluator import EvalResult
+if TYPE_CHECKING:
+    from ding.worker.evaluator import EvalResult
 
 LOGGER = logging.getLogger("ding.serial")
 
@@ -62,13 +67,15 @@ class ExperimentLogger:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self.text_path = self.log_dir / "serial_logger.txt"
         self.csv_path = self.log_dir / "eval.csv"
-        self._start = time.monotonic()
-        self._collector_mark = (self._start, 0, 0)
-        self._text = self.text_path.open("w", encoding="utf-8")
-        self._csv_file = self.csv_path.open("w", encoding="utf-8", newline="")
+        self._start = time.monotonic() - _last_wall_time(self.csv_path)
+        self._collector_mark = (time.monotonic(), 0, 0)
+        self._text = self.text_path.open("a", encoding="utf-8")
+        new_csv = not self.csv_path.exists() or self.csv_path.stat().st_size == 0
+        self._csv_file = self.csv_path.open("a", encoding="utf-8", newline="")
         self._csv = csv.writer(self._csv_file)
-        self._csv.writerow(EVAL_CSV_COLUMNS)
-        self._csv_file.flush()
+        if new_csv:
+            self._csv.writerow(EVAL_CSV_COLUMNS)
+            self._csv_file.flush()
         self._tb: Any = None
         self.tb_dir: pathlib.Path | None = None
         if tensorboard:
@@ -86,7 +93,7 @@ class ExperimentLogger:
 
     @property
     def elapsed(self) -> float:
-        """Seconds since the logger was opened."""
+        """Seconds since the logger was opened, after the ``wall_time`` of the last row of an existing ``eval.csv``."""
         return time.monotonic() - self._start
 
     def info(self, message: str, echo: bool = True) -> None:
@@ -110,19 +117,16 @@ class ExperimentLogger:
         self._collector_mark = (time.monotonic(), env_step, episode_count)
 
     def collector_scalars(self, env_step: int, episode_count: int, values: Mapping[str, float]) -> None:
-        """The collector's scalars at ``env_step``, with its rates since the last call (or :meth:`mark_collector`).
+        """The collector's scalars at ``env_step``, with its rate since the last call (or :meth:`mark_collector`).
 
-        Adds ``avg_envstep_per_sec`` (env steps per second of wall time, training and evaluation included) and
-        ``avg_envstep_per_episode`` (env steps per finished episode: the mean episode length, measured over the
-        interval) to ``values`` and records them as ``collector_step/<name>``.
+        Adds ``envstep_per_wall_sec`` (env steps collected since the last call per second of wall time since then:
+        collection, training and evaluation together) to ``values`` and records them as ``collector_step/<name>``.
         """
         now = time.monotonic()
-        since, step, episodes = self._collector_mark
+        since, step, _ = self._collector_mark
         rates: dict[str, float] = {}
         if now > since:
-            rates["avg_envstep_per_sec"] = (env_step - step) / (now - since)
-        if episode_count > episodes:
-            rates["avg_envstep_per_episode"] = (env_step - step) / (episode_count - episodes)
+            rates["envstep_per_wall_sec"] = (env_step - step) / (now - since)
         self._collector_mark = (now, env_step, episode_count)
         self.scalars("collector_step", {**values, **rates}, env_step)
 
@@ -314,6 +318,19 @@ ETA 6 min 15 s'
                 self.stream.flush()
             except (OSError, ValueError):
                 pass
+
+
+def _last_wall_time(csv_path: pathlib.Path) -> float:
+    """The ``wall_time`` of the last row of an existing ``eval.csv`` (0 for none, or one that cannot be read)."""
+    if not csv_path.is_file():
+        return 0.0
+    try:
+        with csv_path.open(encoding="utf-8", newline="") as file:
+            rows = list(csv.DictReader(file))
+        value = float(rows[-1]["wall_time"]) if rows else 0.0
+    except (OSError, ValueError, KeyError, TypeError, csv.Error):
+        return 0.0
+    return value if math.isfinite(value) and value > 0 else 0.0
 
 
 def duration_text(seconds: float) -> str:

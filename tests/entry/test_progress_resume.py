@@ -21,6 +21,7 @@ from ding.errors import ConfigError
 from ding.worker import CheckpointError, load_checkpoint
 from ding.worker.logger import ProgressLine
 from tests.entry.test_cli import CARTPOLE, ROOT
+from tests.entry.test_run_dirs import files_of
 
 CARTPOLE_PPO = str(ROOT / "dizoo/classic_control/cartpole/config/cartpole_ppo_config.py")
 
@@ -182,7 +183,9 @@ def check_resumed(first: Any, resumed: Any, start: dict[str, Any]) -> None:
     assert (rows[0]["train_iter"], rows[0]["env_step"]) == (str(first.train_iter), str(first.env_step))
     assert float(rows[0]["eval_episode_return_mean"]) == first.last_eval_return
     # the resumed loop started from exactly the saved model, optimizer and counters
-    assert_same_tensors(start["state"], {k: v for k, v in loaded.items() if not k.startswith("last_")})
+    saved_state = {k: v for k, v in loaded.items() if not k.startswith("last_") and k != "best_eval_return"}
+    assert_same_tensors(start["state"], saved_state)
+    assert loaded["best_eval_return"] == first.best_eval_return  # the run's best so far is stored
     assert (start["train_iter"], start["env_step"], start["episodes"]) == (
         loaded["last_iter"],
         loaded["last_step"],
@@ -218,7 +221,9 @@ def test_serial_onpolicy_resumes_from_a_checkpoint(tmp_path: pathlib.Path, start
     assert resumed.train_iter == 2 * first.train_iter
 
 
-def test_resume_into_the_same_directory_and_limits(tmp_path: pathlib.Path, starts: list[dict[str, Any]]) -> None:
+def test_resume_in_place_keeps_every_file_and_continues_the_logs(
+    tmp_path: pathlib.Path, starts: list[dict[str, Any]]
+) -> None:
     first = serial_pipeline(CARTPOLE, max_train_iter=20, root=tmp_path, exp_name="same", progress=False)
     ckpt = final_ckpt(first)
     loaded = load_checkpoint(ckpt)
@@ -226,11 +231,25 @@ def test_resume_into_the_same_directory_and_limits(tmp_path: pathlib.Path, start
         serial_pipeline(CARTPOLE, max_train_iter=20, root=tmp_path, exp_name="same", load_path=ckpt)
     with pytest.raises(ConfigError, match=r"max_env_step 10 is not beyond the env step \d+ of checkpoint"):
         serial_pipeline(CARTPOLE, max_env_step=10, root=tmp_path, exp_name="same", load_path=ckpt)
-    assert ckpt.is_file()  # a refused resume leaves the directory alone
-    # the run's own checkpoint is read before the directory is cleared
+    before = files_of(first.exp_dir)
+    earlier_rows = eval_rows(first.exp_dir)
     resumed = serial_pipeline(CARTPOLE, max_train_iter=30, root=tmp_path, exp_name="same", load_path=ckpt)
-    assert resumed.train_iter == 30 and not ckpt.exists()
-    assert eval_rows(resumed.exp_dir)[0]["train_iter"] == "20"
+    assert resumed.exp_dir == first.exp_dir and resumed.train_iter == 30
+    after = files_of(first.exp_dir)
+    for name, content in before.items():  # nothing removed; logs appended to; ckpt_best replaced only if better
+        if name.startswith("log/") and not name.startswith("log/serial/"):
+            assert after[name].startswith(content), name
+        elif name != "ckpt/ckpt_best.pth.tar":
+            assert after[name] == content, name
+    assert "ckpt/iteration_30.pth.tar" in after and len(list((first.exp_dir / "log" / "serial").iterdir())) == 2
+    rows = eval_rows(first.exp_dir)
+    assert rows[: len(earlier_rows)] == earlier_rows and rows[len(earlier_rows)]["train_iter"] == "20"
+    assert (first.exp_dir / "log" / "eval.csv").read_text().count("train_iter,") == 1  # one header
+    best = load_checkpoint(first.exp_dir / "ckpt" / "ckpt_best.pth.tar")
+    assert best["best_eval_return"] == max(float(row["eval_episode_return_mean"]) for row in rows)
+    assert resumed.best_eval_return == best["best_eval_return"] >= first.best_eval_return
+    log = (first.exp_dir / "log" / "serial_logger.txt").read_text()
+    assert f"this run continues experiment directory {first.exp_dir} from iteration_20.pth.tar" in log
     assert starts[-1]["train_iter"] == 20
     assert_same_tensors(starts[-1]["state"]["model"], loaded["model"])
 

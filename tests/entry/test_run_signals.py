@@ -203,6 +203,7 @@ def test_the_pipeline_restores_the_signal_handlers_it_found(tmp_path: pathlib.Pa
         raise AssertionError("not expected")
 
     previous = signal.signal(signal.SIGTERM, mine)
+    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)  # a background job starts with SIG_IGN
     try:
         result = serial_pipeline(
             str(write_config(tmp_path, manager="base")), max_train_iter=2, root=tmp_path, progress=False
@@ -212,6 +213,7 @@ def test_the_pipeline_restores_the_signal_handlers_it_found(tmp_path: pathlib.Pa
         assert not result.interrupted and result.exit_status == 0
     finally:
         signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGINT, previous_int)
 
 
 @pytest.mark.slow

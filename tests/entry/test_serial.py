@@ -25,6 +25,7 @@ from ding.model import DQN
 from ding.worker import EVAL_CSV_COLUMNS, CheckpointError, load_checkpoint
 from tests.ding_cli import run_ding
 from tests.entry.test_cli import CARTPOLE, ROOT
+from tests.entry.test_run_dirs import files_of
 
 
 def cartpole(**policy: Any) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -200,18 +201,22 @@ def test_same_seed_same_run_and_managers_agree(tmp_path: pathlib.Path) -> None:
     assert other.train_iter == first.train_iter  # same schedule, different episodes
 
 
-def test_limits_end_the_run_and_a_rerun_replaces_it(tmp_path: pathlib.Path) -> None:
+def test_limits_end_the_run_and_a_rerun_writes_a_directory_of_its_own(tmp_path: pathlib.Path) -> None:
     result = serial_pipeline(cartpole(), seed=0, max_train_iter=7, root=tmp_path, exp_name="limits")
     assert result.train_iter == 7 and not result.stop_value_reached
     assert (tmp_path / "limits" / "ckpt" / "iteration_7.pth.tar").is_file()
     assert "train iter 7" in result.summary()
-    serial_pipeline(cartpole(), seed=0, max_train_iter=3, root=tmp_path, exp_name="limits")
-    assert sorted(p.name for p in (tmp_path / "limits" / "ckpt").iterdir()) == [
-        "ckpt_best.pth.tar",
-        "iteration_3.pth.tar",
-    ]
-    assert len(list((tmp_path / "limits" / "log" / "serial").iterdir())) == 1
-    assert [row["train_iter"] for row in eval_rows(tmp_path / "limits")] == ["0", "3"]
+    before = files_of(tmp_path / "limits")
+    again = serial_pipeline(cartpole(), seed=0, max_train_iter=3, root=tmp_path, exp_name="limits")
+    assert files_of(tmp_path / "limits") == before  # the earlier run's files, byte for byte
+    assert re.fullmatch(r"limits_\d{6}_\d{6}", again.exp_dir.name) and again.exp_dir.parent == tmp_path
+    assert again.summary().endswith(f"; {again.exp_dir}")
+    assert sorted(p.name for p in (again.exp_dir / "ckpt").iterdir()) == ["ckpt_best.pth.tar", "iteration_3.pth.tar"]
+    assert len(list((again.exp_dir / "log" / "serial").iterdir())) == 1
+    assert [row["train_iter"] for row in eval_rows(again.exp_dir)] == ["0", "3"]
+    assert read_config(again.exp_dir / "total_config.py")[0].exp_name == again.exp_dir.name
+    log = (again.exp_dir / "log" / "serial_logger.txt").read_text()
+    assert f"experiment directory {tmp_path / 'limits'} holds an earlier run; this run writes {again.exp_dir}" in log
 
 
 def test_a_pair_without_a_policy_module_uses_the_built_in_dqn(tmp_path: pathlib.Path) -> None:

@@ -13,6 +13,7 @@ from gymnasium.wrappers import TimeLimit
 
 from ding.envs import DingEnvWrapper
 from ding.envs.gym_compat import OldGymAPIAdapter, as_gymnasium, is_old_api_class, make_env, registered_spec
+from ding.errors import ConfigError
 
 
 class OldHybridEnv(gym.Env):  # type: ignore[type-arg]
@@ -320,3 +321,53 @@ def test_a_step_that_changes_its_form_is_refused() -> None:
     adapter.step(0)
     with pytest.raises(ValueError, match=r"Switching.step returned 5 values, after 4 before"):
         adapter.step(0)
+
+
+class EnvOfAnotherId(gym.Env):  # type: ignore[type-arg]
+    """Wraps the env registered as ``env_id``, as gymnasium's ``GymV26Environment-v0`` (shimmy) takes its id."""
+
+    def __init__(self, env_id: str) -> None:
+        self.inner = gym.make(env_id)
+        self.observation_space = self.inner.observation_space
+        self.action_space = self.inner.action_space
+
+    def reset(self, *, seed: int | None = None, options: Any = None) -> tuple[Any, dict[str, Any]]:
+        return self.inner.reset(seed=seed, options=options)
+
+    def step(self, action: Any) -> Any:
+        return self.inner.step(action)
+
+
+@pytest.fixture
+def wrapping_id() -> Iterator[str]:
+    gym.register(id="DingTestWrapsAnId-v0", entry_point=EnvOfAnotherId)
+    yield "DingTestWrapsAnId-v0"
+    del gym.registry["DingTestWrapsAnId-v0"]
+
+
+def test_env_kwargs_may_name_env_id_for_the_env_itself(wrapping_id: str) -> None:
+    env = DingEnvWrapper(cfg={"env_id": wrapping_id, "env_kwargs": {"env_id": "CartPole-v1"}})
+    assert env.observation_space.shape == (4,)  # read from the registration, before the env is built
+    env.reset()
+    assert env.step(0).obs.shape == (4,)
+    assert isinstance(env.env.unwrapped, EnvOfAnotherId)
+    env.close()
+
+
+def test_gym_v26_environment_gets_its_env_id() -> None:
+    """GymV26Environment-v0 takes the gym id as ``env_id``; without shimmy gymnasium says to install it."""
+    cfg = {"env_id": "GymV26Environment-v0", "env_kwargs": {"env_id": "CartPole-v1"}}
+    try:
+        import shimmy  # noqa: F401
+    except ImportError:
+        with pytest.raises(ImportError, match=r"pip install \"shimmy\[gym-v26\]\""):
+            DingEnvWrapper(cfg=cfg).reset()
+        return
+    env = DingEnvWrapper(cfg=cfg)
+    assert env.reset().shape == (4,)
+    env.close()
+
+
+def test_env_kwargs_cannot_name_gymnasium_makes_own_id() -> None:
+    with pytest.raises(ConfigError, match=r"env_kwargs key 'id' \('Pendulum-v1'\) is gymnasium\.make's name"):
+        make_env("CartPole-v1", id="Pendulum-v1")

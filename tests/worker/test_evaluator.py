@@ -11,6 +11,7 @@ from ding.envs.env_manager import create_env_manager
 from ding.errors import ConfigError, EnvManagerError
 from ding.policy.base import EvalMode
 from ding.worker import InteractionSerialEvaluator
+from ding.worker.evaluator import EpisodeBoundError
 from tests.worker.envs import count_env
 
 
@@ -22,11 +23,16 @@ def always(action: int) -> EvalMode:
 
 
 def evaluator_for(
-    env_fns: list[Any], n_episode: int = 5, stop_value: float | None = None, eval_freq: int = 10, **manager: Any
+    env_fns: list[Any],
+    n_episode: int = 5,
+    stop_value: float | None = None,
+    eval_freq: int = 10,
+    evaluator: dict[str, Any] | None = None,
+    **manager: Any,
 ) -> InteractionSerialEvaluator:
     env = create_env_manager({"type": "base", **manager}, env_fns)
     env.seed(0, dynamic_seed=False)
-    return InteractionSerialEvaluator(env, always(0), n_episode, stop_value, eval_freq)
+    return InteractionSerialEvaluator(env, always(0), n_episode, stop_value, eval_freq, **(evaluator or {}))
 
 
 def test_episodes_are_spread_over_the_envs() -> None:
@@ -94,3 +100,61 @@ def test_bad_settings() -> None:
     with pytest.raises(ConfigError, match=r"env\.stop_value must be a number or None, got 'high'"):
         InteractionSerialEvaluator(env, always(0), 1, "high", 1)  # type: ignore[arg-type]
     env.close()
+
+
+def test_a_long_evaluation_reports_its_progress() -> None:
+    now = [0.0]
+
+    def clock() -> float:
+        now[0] += 0.5  # every look at the clock: half a second later
+        return now[0]
+
+    lines: list[str] = []
+    env = create_env_manager({"type": "base"}, [count_env(episode_len=10), count_env(episode_len=30)])
+    env.seed(0, dynamic_seed=False)
+    evaluator = InteractionSerialEvaluator(
+        env, always(0), 4, None, 10, report=lines.append, progress_interval=5.0, clock=clock
+    )
+    _, result = evaluator.eval(train_iter=40)
+    assert result.lengths == (10, 10, 30, 30)
+    assert len(lines) == 6  # 60 rounds of stepping, a look at the clock each, 0.5 s apart: a line every 5 s
+    assert lines[0] == (
+        "evaluation at train iter 40 under way: 0/4 episodes, 18 env steps, 5 s; "
+        "longest episode under way: 9 steps (env 0)"
+    )
+    assert lines[-1] == (
+        "evaluation at train iter 40 under way: 3/4 episodes, 79 env steps, 30 s; "
+        "longest episode under way: 29 steps (env 1)"
+    )
+    evaluator.close()
+
+
+def test_an_episode_that_never_ends_stops_the_evaluation_at_the_bound() -> None:
+    never_ends = [count_env(episode_len=5), count_env(episode_len=10**9)]
+    evaluator = evaluator_for(never_ends, n_episode=2, evaluator={"fail_after_episode_steps": 100})
+    with pytest.raises(
+        EpisodeBoundError,
+        match=r"^evaluator env 1 played 100 steps without an episode end, the bound "
+        r"policy\.eval\.evaluator\.fail_after_episode_steps=100: the evaluation stops",
+    ):
+        evaluator.eval()
+    evaluator.close()
+    bounded = evaluator_for([count_env(episode_len=100)], n_episode=1, evaluator={"fail_after_episode_steps": 100})
+    assert bounded.eval()[1].lengths == (100,)
+    bounded.close()
+
+
+@pytest.mark.parametrize("bound", [0, 1.5, True, "100"])
+def test_bad_episode_bounds(bound: object) -> None:
+    env = create_env_manager({"type": "base"}, [count_env()])
+    with pytest.raises(ConfigError, match=r"fail_after_episode_steps must be an int >= 1 or None \(no bound\), got "):
+        InteractionSerialEvaluator(env, always(0), 1, None, 1, fail_after_episode_steps=bound)  # type: ignore[arg-type]
+    env.close()
+
+
+def test_a_best_return_to_beat() -> None:
+    saved: list[str] = []
+    evaluator = evaluator_for([count_env(episode_len=5)], n_episode=1, evaluator={"best_return": 5.0})
+    _, result = evaluator.eval(saved.append)
+    assert not result.is_best and saved == [] and evaluator.best_return == 5.0
+    evaluator.close()

@@ -41,6 +41,7 @@ def test_previous_handlers_come_back() -> None:
         received.append(signum)
 
     previous = signal.signal(signal.SIGTERM, mine)
+    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)  # a background job starts with SIG_IGN
     try:
         with stop_on_signals():
             with stop_on_signals():  # nested: the outer handlers stay
@@ -56,6 +57,17 @@ def test_previous_handlers_come_back() -> None:
         assert received == [signal.SIGTERM]
     finally:
         signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGINT, previous_int)
+
+
+def test_an_ignored_sigint_stays_ignored_after() -> None:
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # as a shell's background job inherits it
+    try:
+        with stop_on_signals():
+            assert signal.getsignal(signal.SIGINT) is not signal.SIG_IGN
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def test_a_signal_inside_a_critical_section_is_raised_when_it_ends() -> None:

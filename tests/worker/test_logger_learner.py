@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import csv
 import logging
+import os
 import pathlib
+import stat
 import time
+from typing import Any
 
 import numpy as np
 import pytest
@@ -13,8 +16,16 @@ import torch
 
 from ding.errors import ConfigError
 from ding.policy.dqn import DQNPolicy
-from ding.worker import EVAL_CSV_COLUMNS, BaseLearner, CheckpointError, EvalResult, ExperimentLogger, load_checkpoint
-from ding.worker.learner import save_checkpoint
+from ding.worker import (
+    EVAL_CSV_COLUMNS,
+    BaseLearner,
+    CheckpointError,
+    EvalResult,
+    ExperimentLogger,
+    load_checkpoint,
+    read_checkpoint,
+)
+from ding.worker.checkpoint import save_checkpoint
 
 
 def result(train_iter: int, returns: tuple[float, ...], is_best: bool) -> EvalResult:
@@ -112,26 +123,27 @@ def test_bad_hook_settings(tmp_path: pathlib.Path) -> None:
         BaseLearner(small_policy().learn_mode, tmp_path, None, {"log_show_after_iter": "x"})
 
 
-def test_collector_scalars_add_rates(tmp_path: pathlib.Path) -> None:
+def test_collector_scalars_add_the_wall_time_rate(tmp_path: pathlib.Path) -> None:
     pytest.importorskip("tensorboard")
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     with ExperimentLogger(tmp_path) as logger:
         logger.mark_collector(env_step=1000, episode_count=40)  # a resumed run's counters
         time.sleep(0.05)
-        logger.collector_scalars(1200, 44, {"episode_return_mean": 21.5})
+        logger.collector_scalars(1200, 44, {"episode_return_mean": 21.5, "episode_length_mean": 14.75})
         time.sleep(0.05)
-        logger.collector_scalars(1300, 44, {"buffer_size": 1300})  # no episode ended: no length
+        logger.collector_scalars(1300, 44, {"buffer_size": 1300})
     assert logger.tb_dir is not None
     events = EventAccumulator(str(logger.tb_dir))
     events.Reload()
-    fps = [(e.step, e.value) for e in events.Scalars("collector_step/avg_envstep_per_sec")]
+    fps = [(e.step, e.value) for e in events.Scalars("collector_step/envstep_per_wall_sec")]
     assert [step for step, _ in fps] == [1200, 1300]
     assert 200 / 10 < fps[0][1] < 200 / 0.05 and 100 / 10 < fps[1][1] < 100 / 0.05
-    assert [(e.step, e.value) for e in events.Scalars("collector_step/avg_envstep_per_episode")] == [(1200, 50.0)]
     assert [e.value for e in events.Scalars("collector_step/episode_return_mean")] == [21.5]
+    assert [e.value for e in events.Scalars("collector_step/episode_length_mean")] == [14.75]  # as given
+    assert "collector_step/avg_envstep_per_episode" not in events.Tags()["scalars"]
     text = (tmp_path / "log" / "serial_logger.txt").read_text()
-    assert "collector_step 1200: episode_return_mean=21.5, avg_envstep_per_sec=" in text
+    assert "collector_step 1200: episode_return_mean=21.5, episode_length_mean=14.75, envstep_per_wall_sec=" in text
 
 
 def test_checkpoints_after_minutes_of_wall_time_hold_the_resume_state(tmp_path: pathlib.Path) -> None:
@@ -158,3 +170,74 @@ def test_checkpoints_after_minutes_of_wall_time_hold_the_resume_state(tmp_path: 
 def test_bad_wall_time_settings(tmp_path: pathlib.Path, minutes: object) -> None:
     with pytest.raises(ConfigError, match=r"hook\.save_ckpt_after_minutes must be a number > 0 or None, got "):
         BaseLearner(small_policy().learn_mode, tmp_path, None, {"save_ckpt_after_minutes": minutes})
+
+
+def test_a_learner_never_replaces_a_checkpoint_it_did_not_write(tmp_path: pathlib.Path) -> None:
+    earlier = save_checkpoint({"model": {}, "last_iter": 3}, tmp_path / "ckpt" / "iteration_3.pth.tar").read_bytes()
+    save_checkpoint({"model": {}, "best_eval_return": 9.0}, tmp_path / "ckpt" / "ckpt_best.pth.tar")
+    with ExperimentLogger(tmp_path, tensorboard=False) as logger:
+        learner = BaseLearner(small_policy().learn_mode, tmp_path / "ckpt", logger, {"save_ckpt_after_iter": 100})
+        learner.train_iter = 3  # a resumed run that stops before its first update
+        assert learner.save_resume_checkpoint(env_step=10) is None
+        assert (tmp_path / "ckpt" / "iteration_3.pth.tar").read_bytes() == earlier
+        learner.train(batch(), env_step=12)
+        assert learner.save_resume_checkpoint(env_step=12) == tmp_path / "ckpt" / "iteration_4.pth.tar"
+        assert learner.save_resume_checkpoint(env_step=14) is not None  # its own file: saved again
+        learner.best_eval_return = 11.0
+        learner.save_checkpoint("ckpt_best.pth.tar", env_step=14, replace=True)  # a better evaluation
+    assert load_checkpoint(tmp_path / "ckpt" / "iteration_4.pth.tar")["last_step"] == 14
+    assert load_checkpoint(tmp_path / "ckpt" / "ckpt_best.pth.tar")["best_eval_return"] == 11.0
+    text = (tmp_path / "log" / "serial_logger.txt").read_text()
+    assert f"kept checkpoint {tmp_path / 'ckpt' / 'iteration_3.pth.tar'}: an earlier run wrote it" in text
+
+
+def test_a_checkpoint_is_flushed_before_its_rename_and_its_directory_after(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[str] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(descriptor: int) -> None:
+        calls.append("fsync dir" if stat.S_ISDIR(os.fstat(descriptor).st_mode) else "fsync file")
+        real_fsync(descriptor)
+
+    def replace(source: Any, target: Any) -> None:
+        calls.append(f"rename {pathlib.Path(source).name} -> {pathlib.Path(target).name}")
+        real_replace(source, target)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    save_checkpoint({"model": {"w": torch.ones(3)}}, tmp_path / "a.pth.tar")
+    assert calls == ["fsync file", "rename a.pth.tar.tmp -> a.pth.tar", "fsync dir"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.pth.tar"]
+
+
+class RunsCode:
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (os.system, ("exit 3",))
+
+
+def test_a_checkpoint_that_would_run_code_is_refused(tmp_path: pathlib.Path) -> None:
+    torch.save({"model": {"w": RunsCode()}}, tmp_path / "hostile.pth.tar")
+    with pytest.raises(CheckpointError, match=r"hostile\.pth\.tar is refused: its pickle would call posix\.system"):
+        read_checkpoint(tmp_path / "hostile.pth.tar")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(CheckpointError, match=r"empty is a directory, not a checkpoint file; .*; it holds none$"):
+        load_checkpoint(tmp_path / "empty")
+
+
+def test_a_logger_appends_to_the_files_it_finds(tmp_path: pathlib.Path) -> None:
+    with ExperimentLogger(tmp_path, tensorboard=False) as logger:
+        logger.info("first run")
+        logger.eval_result(result(0, (10.0,), True))
+    csv_path, text_path = tmp_path / "log" / "eval.csv", tmp_path / "log" / "serial_logger.txt"
+    earlier_csv, earlier_text = csv_path.read_text(), text_path.read_text()
+    with ExperimentLogger(tmp_path, tensorboard=False) as logger:
+        assert logger.elapsed >= float(earlier_csv.splitlines()[-1].split(",")[2])  # wall_time goes on
+        logger.info("continued")
+        logger.eval_result(result(10, (12.0,), True))
+    assert csv_path.read_text().startswith(earlier_csv) and text_path.read_text().startswith(earlier_text)
+    rows = list(csv.DictReader(csv_path.open()))
+    assert [r["train_iter"] for r in rows] == ["0", "10"] and csv_path.read_text().count("train_iter") == 1
+    assert float(rows[1]["wall_time"]) >= float(rows[0]["wall_time"])
+    assert "continued" in text_path.read_text()
