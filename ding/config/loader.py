@@ -26,9 +26,10 @@ def read_config(path: str | os.PathLike[str]) -> tuple[EasyDict, EasyDict]:
     The file runs as a fresh module under a unique name that is removed from ``sys.modules``
     afterwards, so reading the same or another config again never sees stale state, and no
     bytecode cache is written next to it. A relative ``path`` is resolved against the current
-    directory. The modules the config names in ``import_names`` are then also looked for in the
-    file's folder, as ``python my_config.py`` finds them (:mod:`ding.utils.user_modules`). A missing file, a file that raises while running, or one that lacks either name
-    raises :class:`~ding.errors.ConfigError` naming the file.
+    directory. The modules the config imports or names in ``import_names`` are also looked for in
+    the file's folder, as ``python my_config.py`` finds them (:mod:`ding.utils.user_modules`). A
+    missing file, a file that raises while running, or one that lacks either name raises
+    :class:`~ding.errors.ConfigError` naming the file.
 
     Example:
         >>> import tempfile

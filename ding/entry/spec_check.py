@@ -72,7 +72,8 @@ def parting_lines(findings: list[Finding]) -> list[str]:
     """For each kind of value, the step where the prediction and the values part: the first step with a finding.
 
     >>> from ding.envs.space_check import LAYER
-    >>> parting_lines([Finding(2, 'frame_stack(n_frames=2)', LAYER, 'observation: dtype float64, declared float32', 1, 0)])
+    >>> finding = Finding(2, 'frame_stack(n_frames=2)', LAYER, 'observation: dtype float64, declared float32', 1, 0)
+    >>> parting_lines([finding])
     ['observation values part from the prediction at step 2 frame_stack(n_frames=2)']
     """
     first: dict[str, Finding] = {}
@@ -101,7 +102,9 @@ def check_config(main_config: Mapping[str, Any], create_config: Mapping[str, Any
         manager.seed(int(cfg.seed))
         manager.launch()
         if manager.env_spaces != trace[-1][1]:
-            problems.append(f"spaces: the envs built in the manager have {manager.env_spaces}, predicted {trace[-1][1]}")
+            problems.append(
+                f"spaces: the envs built in the manager have {manager.env_spaces}, predicted {trace[-1][1]}"
+            )
         action_space = trace[-1][1].action
         action_space.seed(int(cfg.seed))
         fresh = set(manager.ready_obs_id)  # envs whose ready observation came from a reset

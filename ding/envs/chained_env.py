@@ -257,7 +257,7 @@ class BaseEnvAsGymnasium(gym.Env[Any, Any]):
                 f"{type(self.env).__name__}.step returned a reward of shape {reward.shape}; its reward space "
                 f"{self.reward_space} holds one value"
             )
-        return timestep.obs, float(reward.reshape(())), timestep.terminated, timestep.truncated, timestep.info
+        return timestep.obs, float(reward.reshape(())), bool(timestep.terminated), timestep.truncated, timestep.info
 
     def render(self) -> Any:
         return self.env.render()

@@ -201,17 +201,8 @@ class SpaceCheckedEnv(BaseEnv):
         """Every way this env's values left their predicted spaces so far."""
         return self._log.findings()
 
-    @property
-    def observation_space(self) -> spaces.Space[Any]:  # type: ignore[override]
-        return self._env.observation_space  # type: ignore[no-any-return]
-
-    @property
-    def action_space(self) -> spaces.Space[Any]:  # type: ignore[override]
-        return self._env.action_space  # type: ignore[no-any-return]
-
-    @property
-    def reward_space(self) -> spaces.Space[Any]:  # type: ignore[override]
-        return self._env.reward_space  # type: ignore[no-any-return]
+    def _space(self, kind: str) -> spaces.Space[Any]:
+        return getattr(self._env, f"{kind}_space")  # type: ignore[no-any-return]
 
     def random_action(self) -> Any:
         return self._env.random_action()

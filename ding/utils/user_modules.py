@@ -73,7 +73,8 @@ def import_config_module(name: str) -> types.ModuleType:
         if not _is_missing(err, name):
             raise
         module = _import_from_user_folders(name)
-    _send_by_value(module, [sys.modules[key] for key in set(sys.modules) - before])
+    loaded = [sys.modules.get(key) for key in set(sys.modules) - before]
+    _send_by_value(module, [found for found in loaded if isinstance(found, types.ModuleType)])
     return module
 
 
@@ -108,10 +109,17 @@ def make_importable(name: str) -> bool:
     return False
 
 
+_DECIDED: set[str] = set()
+"""Modules already seen by :func:`_send_by_value` (registered or not), so each is looked at once per process."""
+
+
 def _send_by_value(module: types.ModuleType, loaded: list[types.ModuleType]) -> None:
     """Register ``module``, and the modules its import ``loaded``, for pickling by value where they are the user's."""
     for candidate in (module, *loaded):
-        if is_user_module(candidate) and candidate.__name__ not in cloudpickle.list_registry_pickle_by_value():
+        if candidate.__name__ in _DECIDED:
+            continue
+        _DECIDED.add(candidate.__name__)
+        if is_user_module(candidate):
             cloudpickle.register_pickle_by_value(candidate)
 
 

@@ -16,7 +16,9 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 CHAIN = [("time_limit", {"max_episode_steps": 12}), ("frame_stack", {"n_frames": 2})]
 
 
-def configs(env_type: str, manager: str = "base", chain: Any = CHAIN, **env: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+def configs(
+    env_type: str, manager: str = "base", chain: Any = CHAIN, **env: Any
+) -> tuple[dict[str, Any], dict[str, Any]]:
     main_config = {"env": {"env_wrapper": chain, "collector_env_num": 2, "manager": {"shared_memory": False}, **env}}
     create_config = {
         "env": {"type": env_type, "import_names": [chain_envs.__name__]},

@@ -194,7 +194,9 @@ def config_argument(config: pathlib.Path, cwd: pathlib.Path) -> str:
 
 @pytest.mark.parametrize("where", ["project", "elsewhere"])
 @pytest.mark.parametrize("env_type", ["my_walk", "my_declared_walk"])
-def test_spec_shows_the_chain_and_its_spaces(where: str, env_type: str, project: pathlib.Path, elsewhere: pathlib.Path) -> None:
+def test_spec_shows_the_chain_and_its_spaces(
+    where: str, env_type: str, project: pathlib.Path, elsewhere: pathlib.Path
+) -> None:
     module = "my_env" if env_type == "my_walk" else "my_raw_env"
     config = write_project(project, env_type=env_type, module=module)
     cwd = project if where == "project" else elsewhere
@@ -208,7 +210,12 @@ def test_spec_shows_the_chain_and_its_spaces(where: str, env_type: str, project:
         "frame_stack(n_frames=2, fields=None)",
         "eval_episode_return()",
     ]
-    assert [row.split("|")[3].strip() for row in rows] == ["(2,) float32", "(2,) float32", "(2, 2) float32", "(2, 2) float32"]
+    assert [row.split("|")[3].strip() for row in rows] == [
+        "(2,) float32",
+        "(2,) float32",
+        "(2, 2) float32",
+        "(2, 2) float32",
+    ]
     assert "bytes per env step: 28 (obs 16 + action 8 + reward 4)" in done.stdout
 
 
@@ -308,6 +315,18 @@ def test_a_module_nowhere_says_where_it_was_looked_for(project: pathlib.Path, el
     done = ding("-m", "spec", "-c", str(config), cwd=elsewhere)
     assert done.returncode == 2
     error = done.stderr.strip()
-    assert error.startswith("ding: error: env.import_names ['not_my_env']: cannot import 'not_my_env'") and "\n" not in error
+    assert (
+        error.startswith("ding: error: env.import_names ['not_my_env']: cannot import 'not_my_env'")
+        and "\n" not in error
+    )
     assert f"the current directory ({project.resolve()}, {elsewhere.resolve()})" in error
     assert "Put not_my_env.py (or the package not_my_env/) beside the config file" in error
+
+
+@pytest.mark.slow
+def test_ray_actors_run_the_users_env(project: pathlib.Path, elsewhere: pathlib.Path) -> None:
+    pytest.importorskip("ray")
+    config = write_project(project, manager_type="ray", manager="dict()")
+    done = ding("-m", "spec", "-c", str(config), "--check", "100", cwd=elsewhere)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "check passed: 100 env steps" in done.stdout and "of the ray manager" in done.stdout

@@ -36,7 +36,10 @@ def test_the_chain_sizes_the_model_and_shapes_what_the_env_returns(kind: str) ->
     cfg = compiled(ENV_TYPES[kind])
     assert cfg.policy.model.obs_shape == (2, 3) and cfg.policy.model.action_shape == 3
     cls = env_class(cfg.env)
-    assert issubclass(cls, ChainedEnv) and cls.inner_class is {"declared": CountingEnv, "probed": PropertyCountingEnv}[kind]
+    assert (
+        issubclass(cls, ChainedEnv)
+        and cls.inner_class is {"declared": CountingEnv, "probed": PropertyCountingEnv}[kind]
+    )
     trace = spec_trace_of(cls, cfg.env)
     first = "env" if kind == "declared" else f"env ({PROBED_LABEL})"
     assert [name for name, _ in trace] == [
@@ -59,7 +62,11 @@ def test_the_chain_sizes_the_model_and_shapes_what_the_env_returns(kind: str) ->
     np.testing.assert_array_equal(last.info["eval_episode_return"], [7.0])
     assert last.obs[:, 0].tolist() == [6.0, 7.0]  # the last two frames of the stack
     # the env receives actions in DI-engine's form, and its own seed was called with the env's seed
-    assert (last.info["action_type"], last.info["action_dtype"], last.info["action_shape"]) == ("ndarray", "int64", (1,))
+    assert (last.info["action_type"], last.info["action_dtype"], last.info["action_shape"]) == (
+        "ndarray",
+        "int64",
+        (1,),
+    )
     assert last.info["seed_call"] == (5, True)
     env.close()
 
@@ -141,7 +148,9 @@ def test_envs_that_cannot_take_a_chain_are_refused_when_compiled(env_type: str, 
 
 
 def test_a_bad_chain_item_names_its_place() -> None:
-    with pytest.raises(UnknownNameError, match=r"env\.env_wrapper\[1\]: unknown wrapper .frame_stak.*Did you mean .frame_stack."):
+    with pytest.raises(
+        UnknownNameError, match=r"env\.env_wrapper\[1\]: unknown wrapper .frame_stak.*Did you mean .frame_stack."
+    ):
         compiled("chain_property_counting", chain=[("time_limit", {"max_episode_steps": 5}), ("frame_stak", {})])
 
 
