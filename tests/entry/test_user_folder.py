@@ -310,6 +310,29 @@ def test_a_zmq_worker_elsewhere_runs_the_users_env_sent_by_value(
     assert worker.returncode == 0, worker_err
 
 
+MY_POLICY = """
+from ding.policy.dqn import DQNPolicy
+from ding.utils import POLICY_REGISTRY
+
+
+@POLICY_REGISTRY.register("my_dqn")
+class MyDQNPolicy(DQNPolicy):
+    pass
+"""
+
+
+def test_the_users_policy_module_is_found_beside_the_config(project: pathlib.Path, elsewhere: pathlib.Path) -> None:
+    config = write_project(project)
+    (project / "my_policy.py").write_text(MY_POLICY)
+    text = config.read_text().replace(
+        'policy=dict(type="dqn")', 'policy=dict(type="my_dqn", import_names=["my_policy"])'
+    )
+    config.write_text(text)
+    done = ding("-m", "spec", "-c", str(config), cwd=elsewhere)
+    assert done.returncode == 0, done.stderr
+    assert "bytes per stored transition: 82, frame_stack replay buffer" in done.stdout  # planned for my_dqn
+
+
 def test_a_module_nowhere_says_where_it_was_looked_for(project: pathlib.Path, elsewhere: pathlib.Path) -> None:
     config = write_project(project, module="not_my_env")
     done = ding("-m", "spec", "-c", str(config), cwd=elsewhere)

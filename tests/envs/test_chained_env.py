@@ -117,6 +117,11 @@ def test_a_preset_and_a_single_item_are_chains_too() -> None:
     env.close()
 
 
+def test_the_compiled_config_compiles_again_to_itself() -> None:
+    cfg = compiled("chain_counting")
+    assert compile_config(cfg) == cfg
+
+
 def test_without_a_chain_the_env_class_is_the_users() -> None:
     assert env_class(compiled("chain_counting", chain=None).env) is CountingEnv
 
