@@ -19,6 +19,7 @@ from ding.config.sections import TOP_LEVEL_KEYS, ComponentName, check_top_level,
 from ding.config.shapes import SHAPE_KEYS, fill_model_shapes, with_model_spec_keys
 from ding.config.writer import save_config
 from ding.envs.base_env import BaseEnv
+from ding.envs.chained_env import ChainedEnv, with_config_chain
 from ding.envs.env_manager.config import manager_default_config
 from ding.envs.env_wrappers import resolve_wrappers
 from ding.envs.probe import spec_trace_of
@@ -194,7 +195,7 @@ def _compile_env(
     merged["type"] = env.type
     merged["import_names"] = list(env.import_names)
     merged["manager"]["type"] = manager.type
-    return env_cls, merged
+    return with_config_chain(env_cls, merged), merged
 
 
 def _check_wrapper_chain(env_cls: type[BaseEnv], env_cfg: Mapping[str, Any]) -> None:
@@ -265,19 +266,20 @@ def _env_spaces(env_cls: type[BaseEnv], env_cfg: Mapping[str, Any], policy_cfg: 
     """The env's spaces: declared, or probed when it declares none; None when not known but not needed.
 
     They are not needed when the model's shapes are all given; an env that would have to be built
-    to know them is then not built (its shapes are not checked).
+    to know them is then not built (its shapes are not checked), unless a chain from ``env_wrapper``
+    is put around it (:class:`~ding.envs.chained_env.ChainedEnv`): its rules are checked on them now.
     """
     model = policy_cfg.get("model")
     keys = AGENT_SHAPE_KEYS if policy_cfg.get("multi_agent") else SHAPE_KEYS
     shapes_given = isinstance(model, Mapping) and all(model.get(key) is not None for key in keys)
-    if shapes_given and not env_cls.declares_spaces():
+    if shapes_given and not env_cls.declares_spaces() and not issubclass(env_cls, ChainedEnv):
         return None
     try:
         if env_cls.declares_spaces():
             return env_cls.spaces_from_config(env_cfg)
         return spec_trace_of(env_cls, env_cfg)[-1][1]
     except EnvSpecError as err:
-        if shapes_given:
+        if shapes_given and not issubclass(env_cls, ChainedEnv):
             return None
         raise ConfigError(f"cannot fill policy.model shapes from env {env_cfg['type']!r}: {err}") from err
 

@@ -15,6 +15,7 @@ from typing import Any
 from easydict import EasyDict
 
 from ding.errors import ConfigError
+from ding.utils.user_modules import add_config_folder, make_importable
 
 CONFIG_NAMES = ("main_config", "create_config")
 
@@ -25,8 +26,10 @@ def read_config(path: str | os.PathLike[str]) -> tuple[EasyDict, EasyDict]:
     The file runs as a fresh module under a unique name that is removed from ``sys.modules``
     afterwards, so reading the same or another config again never sees stale state, and no
     bytecode cache is written next to it. A relative ``path`` is resolved against the current
-    directory. A missing file, a file that raises while running, or one that lacks either name
-    raises :class:`~ding.errors.ConfigError` naming the file.
+    directory. The modules the config imports or names in ``import_names`` are also looked for in
+    the file's folder, as ``python my_config.py`` finds them (:mod:`ding.utils.user_modules`). A
+    missing file, a file that raises while running, or one that lacks either name raises
+    :class:`~ding.errors.ConfigError` naming the file.
 
     Example:
         >>> import tempfile
@@ -108,13 +111,11 @@ def _run_config_file(file: pathlib.Path) -> dict[str, Any]:
         source = file.read_bytes()
     except OSError as err:
         raise ConfigError(f"cannot read config file {file}: {err.strerror or err}") from err
+    add_config_folder(file.parent)
     module_name = f"_ding_config_{uuid.uuid4().hex}"
-    module = types.ModuleType(module_name)
-    module.__file__ = str(file)
-    sys.modules[module_name] = module  # for code in the file that looks its module up (dataclasses, pickle)
     try:
         code = compile(source, str(file), "exec", dont_inherit=True)
-        exec(code, module.__dict__)
+        module = _exec_config(code, file, module_name)
     except SyntaxError as err:
         raise ConfigError(f"config file {file} has a syntax error at line {err.lineno}: {err.msg}") from err
     except (Exception, SystemExit) as err:
@@ -124,6 +125,23 @@ def _run_config_file(file: pathlib.Path) -> dict[str, Any]:
     finally:
         sys.modules.pop(module_name, None)
     return module.__dict__
+
+
+def _exec_config(code: types.CodeType, file: pathlib.Path, module_name: str) -> types.ModuleType:
+    """Run the config's code as the module ``module_name``; a module it imports from beside it (which
+    ``python my_config.py`` would find) is made importable and the code runs again in a fresh module."""
+    retried: set[str] = set()
+    while True:
+        module = types.ModuleType(module_name)
+        module.__file__ = str(file)
+        sys.modules[module_name] = module  # for code in the file that looks its module up (dataclasses, pickle)
+        try:
+            exec(code, module.__dict__)
+            return module
+        except ModuleNotFoundError as err:
+            if err.name is None or err.name in retried or not make_importable(err.name):
+                raise
+            retried.add(err.name)
 
 
 def _line_in(file: pathlib.Path, err: BaseException) -> int | None:

@@ -6,11 +6,15 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+import ding
 from ding.config import read_config
+from ding.entry.spec_check import DEFAULT_CHECK_STEPS
 from ding.errors import DingError
 
 MODES = {
-    "spec": "print the env's wrapper chain with each step's spaces and bytes per step, from the config alone",
+    "spec": "print the env's wrapper chain with each step's spaces, and the bytes they move, from the config alone; "
+    "--check [N] then runs N random env steps in the config's env manager and reports every value that leaves its "
+    "predicted space (exit status 1)",
     "serial": "train and evaluate the config's policy on its env (one run per --seed); writes the experiment "
     "directory <exp_name>_seed<seed>/ with total_config.py, ckpt/ and log/; --load-path CKPT resumes from a "
     "checkpoint",
@@ -25,6 +29,7 @@ MODES = {
 
 EPILOG = """examples:
   ding -m spec -c dizoo/classic_control/cartpole/config/cartpole_dqn_config.py
+  ding -m spec -c my_config.py --check 2000
   ding -m serial -c dizoo/classic_control/cartpole/config/cartpole_dqn_config.py -s 0 -s 1
   ding -m serial -c cfg.py --exp-name smoke --env-step 200
   ding -m serial -c cfg.py --exp-name more --env-step 5000 --load-path smoke/ckpt/iteration_100.pth.tar
@@ -55,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("-m", "--mode", required=True, choices=sorted(MODES), help="what to do with the config")
+    parser.add_argument("--version", action="version", version=f"ding {ding.__version__}")
     parser.add_argument(
         "-c", "--config", help="path of a Python config file (main_config, create_config); not for worker, keygen"
     )
@@ -68,6 +74,16 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="S",
         help="worker: exit after S s without a word from the manager, and after S s waiting for a manager to "
         "welcome it (default: the manager's heartbeat_timeout; 60 s for the first welcome)",
+    )
+    parser.add_argument(
+        "--check",
+        nargs="?",
+        const=DEFAULT_CHECK_STEPS,
+        type=int,
+        metavar="N",
+        help=f"spec: also build the env in the config's manager, take N random steps (default {DEFAULT_CHECK_STEPS}) "
+        "and report every observation, reward or action that leaves its predicted space, naming the chain's step; "
+        "exit status 1 when one does",
     )
     parser.add_argument(
         "-s",
@@ -119,11 +135,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def run_spec(config_path: str) -> str:
-    from ding.entry.spec import format_spec_table, spec_trace_from_config
+def run_spec(config_path: str, check: int | None = None) -> tuple[str, int]:
+    """What ``-m spec`` prints (the spec table and byte counts; with ``check``, the check's report) and the exit
+    status (1 when the check found values outside their spaces)."""
+    from ding.entry.spec import spec_report
 
     main_config, create_config = read_config(config_path)
-    return format_spec_table(spec_trace_from_config(main_config, create_config))
+    report = spec_report(main_config, create_config)
+    if check is None:
+        return report, 0
+    from ding.entry.spec_check import check_config
+
+    checked = check_config(main_config, create_config, check)
+    return report + "\n\n" + "\n".join(checked.lines()), 0 if checked.passed else 1
 
 
 def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -142,6 +166,7 @@ def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -
         "manager_timeout": ("worker",),
         "name": ZMQ_MODES,
         "directory": ("keygen",),
+        "check": ("spec",),
     }
     for option, modes in used_by.items():
         if getattr(args, option) is not None and args.mode not in modes:
@@ -164,7 +189,7 @@ def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -
             parser.error(
                 "-m eval needs --load-path CKPT (or policy.load_path in the config): which checkpoint to evaluate"
             )
-    for option in ("env_step", "train_iter", "n_episode"):
+    for option in ("env_step", "train_iter", "n_episode", "check"):
         value = getattr(args, option)
         if value is not None and value < 1:
             parser.error(f"--{option.replace('_', '-')} must be >= 1, got {value}")
@@ -237,7 +262,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     status = 0
     try:
         if args.mode == "spec":
-            print(run_spec(args.config))
+            text, status = run_spec(args.config, args.check)
+            print(text)
         elif args.mode in TRAINING_MODES:
             from ding.entry.run_output import log_on_stderr
 

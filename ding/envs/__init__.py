@@ -8,6 +8,7 @@ It exports what DI-engine's ``ding.envs`` does: the env interface and its checks
 from ding.envs import env_manager as _env_manager
 from ding.envs import env_wrappers as _env_wrappers
 from ding.envs.base_env import BaseEnv
+from ding.envs.chained_env import ChainedEnv
 from ding.envs.env import (
     check_all,
     check_array_space,
@@ -32,6 +33,7 @@ __all__ = [
     "AgentLayout",
     "BaseEnv",
     "BaseEnvTimestep",
+    "ChainedEnv",
     "DingEnvWrapper",
     "EnvSpaces",
     "ParallelEnvWrapper",

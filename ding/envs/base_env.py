@@ -32,8 +32,14 @@ COMMON_ENV_CONFIG: dict[str, Any] = {
     "is_train": True,
     "replay_path": None,
     "manager": {},
+    "env_wrapper": None,
 }
-"""Keys every env config accepts; each env class adds its own in its ``config``."""
+"""Keys every env config accepts; each env class adds its own in its ``config``.
+
+``env_wrapper`` is the wrapper chain the config puts on the env (None: none). An env class that applies it itself
+declares the key in its own ``config`` (:meth:`BaseEnv.applies_env_wrapper`; ``DingEnvWrapper`` and the dizoo envs,
+with their ``"default"`` preset); on any other env the chain is applied by :class:`~ding.envs.chained_env.ChainedEnv`.
+"""
 
 
 class StepType(enum.IntEnum):
@@ -148,6 +154,15 @@ class BaseEnv(ABC):
         return None
 
     @classmethod
+    def applies_env_wrapper(cls) -> bool:
+        """True when the class applies ``cfg.env_wrapper`` itself: its own ``config`` (or a base's, below ``BaseEnv``)
+        declares the key, and its ``wrapper_chain`` reads it. Otherwise a chain in the config is applied around the
+        env by :class:`~ding.envs.chained_env.ChainedEnv` (see :func:`~ding.envs.chained_env.with_config_chain`).
+        """
+        own = cls.__mro__[: cls.__mro__.index(BaseEnv)]
+        return any("env_wrapper" in klass.__dict__.get("config", {}) for klass in own)
+
+    @classmethod
     def declares_spaces(cls) -> bool:
         """True when the class states its spaces without being built (it defines ``raw_spaces``)."""
         return cls.raw_spaces.__func__ is not BaseEnv.raw_spaces.__func__  # type: ignore[attr-defined]
@@ -183,6 +198,19 @@ class BaseEnv(ABC):
     def trace_from(cls, raw: EnvSpaces, cfg: Mapping[str, Any]) -> list[tuple[str, EnvSpaces]]:
         """The spec trace starting from given raw spaces (``cfg`` already complete)."""
         return trace_spaces(raw, cls.wrapper_chain(cfg), train=bool(cfg.get("is_train", True)))
+
+    @classmethod
+    def trace_from_probe(
+        cls, cfg: Mapping[str, Any], probe: Callable[[type[BaseEnv], Mapping[str, Any]], EnvSpaces]
+    ) -> list[tuple[str, EnvSpaces]]:
+        """The spec trace of a class that declares no ``raw_spaces``, from ``probe(env_class, cfg)``, the spaces of
+        one built env (:func:`ding.envs.probe.spec_trace_of` passes its cached, out-of-process probe).
+
+        By default the class itself is built and its spaces are the trace's one step; an env that runs another env
+        class under a chain of its own (:class:`~ding.envs.chained_env.ChainedEnv`) probes that class and traces its
+        chain from there.
+        """
+        return [("env", probe(cls, cfg))]
 
     @classmethod
     def spaces_from_config(cls, cfg: Mapping[str, Any]) -> EnvSpaces:

@@ -78,8 +78,22 @@ def check_value_in_space(value: Any, space: spaces.Space[Any], what: str) -> str
     if arr.dtype != space.dtype:
         return f"{what}: dtype {arr.dtype}, declared {space.dtype}"
     if not space.contains(arr):
-        return f"{what}: value outside the declared {space}"
+        return f"{what}: value outside the declared {space}{_first_outside(arr, space)}"
     return None
+
+
+def _first_outside(arr: np.ndarray, space: spaces.Space[Any]) -> str:
+    """``": element 2 is 5.0, outside [0.0, 1.0]"`` for the first element of a Box value out of its bounds ('' else)."""
+    if not isinstance(space, spaces.Box) or arr.shape != space.shape:
+        return ""
+    outside = ~((arr >= space.low) & (arr <= space.high))  # NaN is outside too
+    if not outside.any():
+        return ""
+    flat = int(np.flatnonzero(outside)[0])
+    index = np.unravel_index(flat, arr.shape) if arr.ndim else ()
+    low, high = np.broadcast_to(space.low, arr.shape)[index], np.broadcast_to(space.high, arr.shape)[index]
+    where = "the value" if arr.ndim == 0 else f"element {index[0] if arr.ndim == 1 else tuple(map(int, index))}"
+    return f": {where} is {arr[index]}, outside [{low}, {high}]"
 
 
 def episode_end_problem(info: Mapping[str, Any]) -> str | None:

@@ -173,22 +173,33 @@ _PROBED_MAX = 32
 def spec_trace_of(env_cls: Any, cfg: Mapping[str, Any], *, context: str | None = "auto") -> SpecTrace:
     """The spaces after each step of ``env_cls`` made with ``cfg``: declared where the class declares them.
 
-    A class that states no ``raw_spaces`` is built once (``env_cls(cfg=cfg)``, see :func:`probe_spaces`)
-    and its trace is the one step ``"env (probed by building the env)"``. The probed spaces are kept
-    for the process, per class and config, so compiling a config and then showing its spec builds
-    the env once.
+    A class that states no ``raw_spaces`` is built once in a child process (``env_cls(cfg=cfg)``, see
+    :func:`probe_spaces`) and its trace is the one step ``"env (probed by building the env)"``; a class that runs
+    another env under a chain (``trace_from_probe``, as :class:`~ding.envs.chained_env.ChainedEnv`) has that env
+    probed and its chain traced from there. The probed spaces are kept for the process, per class and config, so
+    compiling a config and then showing its spec builds the env once.
     """
     declares: Callable[[], bool] | None = getattr(env_cls, "declares_spaces", None)
     if declares is not None and declares():
         trace: SpecTrace = env_cls.spec_trace(cfg)
         return trace
+    probe = functools.partial(probed_spaces, context=context)
+    from_probe: Callable[..., SpecTrace] | None = getattr(env_cls, "trace_from_probe", None)
+    if from_probe is None:  # an env constructor that is not a BaseEnv
+        return [(f"env ({PROBED_LABEL})", probe(env_cls, cfg))]
+    (first, raw), *rest = from_probe(cfg, probe)
+    return [(f"{first} ({PROBED_LABEL})", raw), *rest]
+
+
+def probed_spaces(env_cls: Any, cfg: Mapping[str, Any], *, context: str | None = "auto") -> EnvSpaces:
+    """The spaces of ``env_cls(cfg=cfg)``, probed once per process (:func:`probe_spaces`) and then kept."""
     key = (env_cls, _frozen(cfg))
     if key not in _PROBED:
         probed = probe_spaces(functools.partial(env_cls, cfg=cfg), context=context)
         if len(_PROBED) >= _PROBED_MAX:
             del _PROBED[next(iter(_PROBED))]
         _PROBED[key] = probed
-    return [(f"env ({PROBED_LABEL})", copy.deepcopy(_PROBED[key]))]
+    return copy.deepcopy(_PROBED[key])
 
 
 def _frozen(value: Any) -> Hashable:
@@ -211,4 +222,12 @@ def _describe(env_fn: Callable[[], Any]) -> str:
     return getattr(func, "__qualname__", None) or type(env_fn).__name__
 
 
-__all__ = ["PROBED_LABEL", "PROBE_TIMEOUT", "default_probe_context", "probe_spaces", "read_spaces", "spec_trace_of"]
+__all__ = [
+    "PROBED_LABEL",
+    "PROBE_TIMEOUT",
+    "default_probe_context",
+    "probe_spaces",
+    "probed_spaces",
+    "read_spaces",
+    "spec_trace_of",
+]

@@ -28,10 +28,17 @@ BUILTIN_ENV_MODULES = (
 
 
 def env_class(env_cfg: Mapping[str, Any]) -> type[BaseEnv]:
-    """Import ``env_cfg.import_names`` and return the class registered as ``env_cfg.type``."""
+    """Import ``env_cfg.import_names`` and return the class that builds the env ``env_cfg`` describes.
+
+    That is the class registered as ``env_cfg.type``; when the config names a wrapper chain (``env_wrapper``) that
+    the class does not apply itself, the class that puts the chain around it
+    (:func:`~ding.envs.chained_env.with_config_chain`).
+    """
+    from ding.envs.chained_env import with_config_chain  # it builds on DingEnvWrapper, which registers itself here
+
     ENV_REGISTRY.import_names(BUILTIN_ENV_MODULES)
     ENV_REGISTRY.import_names(env_cfg.get("import_names") or [])
-    return ENV_REGISTRY.get(env_cfg.get("type"))  # type: ignore[arg-type]
+    return with_config_chain(ENV_REGISTRY.get(env_cfg.get("type")), env_cfg)  # type: ignore[arg-type]
 
 
 def get_env_cls(cfg: Mapping[str, Any]) -> type[BaseEnv]:

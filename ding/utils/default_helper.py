@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from ding.utils.merge import deep_merge_dicts, deep_update
+from ding.utils.user_modules import import_config_module
 
 
 def flatten_dict(data: Mapping[str, Any], delimiter: str = "/") -> dict[str, Any]:
@@ -60,6 +61,8 @@ def set_pkg_seed(seed: int, use_cuda: bool = True) -> None:
 def import_module(modules: Iterable[str]) -> None:
     """Import each named module (so that the registrations it holds run), as DI-engine's ``import_module``.
 
+    Modules are looked for as in a config's ``import_names`` (:func:`~ding.utils.user_modules.import_config_module`).
+
     A single name is an error (it would be read letter by letter).
 
     >>> import_module(['json', 'ding.envs'])
@@ -67,7 +70,7 @@ def import_module(modules: Iterable[str]) -> None:
     if isinstance(modules, str):
         raise TypeError(f"import_module takes a list of module names, got the str {modules!r}; use [{modules!r}]")
     for name in modules:
-        importlib.import_module(name)
+        import_config_module(name)
 
 
 __all__ = ["deep_merge_dicts", "deep_update", "flatten_dict", "import_module", "set_pkg_seed"]

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Generic, TypeVar, cast
 
 from ding.errors import UnknownNameError, did_you_mean, unknown_name_message
+from ding.utils.user_modules import import_config_module
 
 T = TypeVar("T")
 
@@ -96,9 +96,13 @@ class Registry(Generic[T]):
         return cast(Callable[..., Any], self.get(name))(*args, **kwargs)
 
     def import_names(self, modules: Iterable[str]) -> None:
-        """Import modules so that their registrations run (DI-engine's ``import_names``)."""
+        """Import modules so that their registrations run (DI-engine's ``import_names``).
+
+        Each is looked for as :func:`~ding.utils.user_modules.import_config_module` does: on ``sys.path``, then
+        beside the config files read and in the current directory.
+        """
         for module in modules:
-            importlib.import_module(module)
+            import_config_module(module)
 
     def unregister(self, name: str) -> T:
         """Remove and return the object registered as ``name``, with its aliases (for plug-ins and tests)."""

@@ -18,8 +18,17 @@ def test_spec_prints_chain_table(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("| #") and "bytes/step" in out[0]
     assert any("eval_episode_return" in line and "(4,) float32" in line and "Discrete(2)" in line for line in out)
+    table = out[: out.index("")]
     # 4 float32 obs + 1 int64 action + 1 float32 reward
-    assert out[-1].rstrip(" |").endswith("28")
+    assert table[-1].rstrip(" |").endswith("28")
+    # then the byte counts README shows
+    assert out[len(table) + 1 :] == [
+        "bytes per env step: 28 (obs 16 + action 8 + reward 4)",
+        "bytes per shared-memory batch: 512 for 8 collector envs, 320 for 5 evaluator envs (base manager, "
+        "shared_memory=False)",
+        "bytes per stored transition: 552, naive replay buffer (the observation is not a frame stack); "
+        "20,000 transitions: 10.5 MiB",
+    ]
 
 
 def test_spec_of_pendulum_shows_normalized_action(capsys: pytest.CaptureFixture[str]) -> None:

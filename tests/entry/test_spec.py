@@ -95,7 +95,8 @@ def test_spec_mode_prints_probed_spaces_built_once_in_a_child(
     config, pid_file = write_config(tmp_path)
     assert main(["-m", "spec", "-c", str(config)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == 3 and f"env ({PROBED_LABEL})" in lines[2]
+    assert len(lines) == 7 and f"env ({PROBED_LABEL})" in lines[2] and lines[3] == ""  # the table, then the bytes
+    assert lines[4] == "bytes per env step: 36 (obs 24 + action 8 + reward 4)"
     assert "(6,) float32" in lines[2] and "Discrete(4)" in lines[2] and "(1,) float32" in lines[2]
     built = builds(pid_file)
     assert len(built) == 1 and built[0] != os.getpid()  # compile_config and the table share one probe
