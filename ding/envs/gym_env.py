@@ -12,7 +12,7 @@ import gymnasium as gym
 import numpy as np
 from easydict import EasyDict
 
-from ding.envs.base_env import BaseEnv
+from ding.envs.base_env import BaseEnv, env_wrapper_key
 from ding.envs.conversion import action_converter, observation_converter, reward_converter
 from ding.envs.env_state import EnvStateToken, capture_env_state, restore_env_state
 from ding.envs.env_wrappers import PRESETS, WrapperChain, apply_wrappers, resolve_wrappers
@@ -22,6 +22,7 @@ from ding.envs.replay import EpisodeVideoRecorder
 from ding.envs.spaces import EnvSpaces, reward_space_of
 from ding.envs.timestep import BaseEnvTimestep
 from ding.errors import ConfigError, EnvSpecError
+from ding.utils.accepts import optional
 
 CALLERS = ("collector", "evaluator")
 
@@ -97,9 +98,9 @@ class DingEnvWrapper(BaseEnv):
     """
 
     config: ClassVar[dict[str, Any]] = {
-        "env_id": None,
+        "env_id": optional(str, note="a registered gymnasium id"),
         "env_kwargs": {},
-        "env_wrapper": "default",
+        "env_wrapper": env_wrapper_key("default"),
     }
 
     def __init__(

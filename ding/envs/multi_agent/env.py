@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 import gymnasium as gym
 from easydict import EasyDict
 
+from ding.envs.base_env import env_wrapper_key
 from ding.envs.env_wrappers import WrapperChain, resolve_wrappers
 from ding.envs.gym_env import CALLERS, DingEnvWrapper
 from ding.envs.multi_agent.gym_adapter import ParallelGymEnv, read_layout
@@ -27,6 +28,7 @@ from ding.envs.registry import ENV_REGISTRY
 from ding.envs.spaces import EnvSpaces
 from ding.envs.timestep import BaseEnvTimestep
 from ding.errors import ConfigError, EnvSpecError
+from ding.utils.accepts import optional
 
 LAYOUT_SWITCHES = ("agent_obs_only", "agent_specific_global_state", "shared_reward", "joint_action")
 """Config keys that choose how the agents' values are packed (:class:`AgentLayout`'s switches)."""
@@ -85,9 +87,9 @@ class ParallelEnvWrapper(DingEnvWrapper):
     """
 
     config: ClassVar[dict[str, Any]] = {
-        "env_id": None,
+        "env_id": optional(str, note="a PettingZoo env module"),
         "env_kwargs": {},
-        "env_wrapper": None,
+        "env_wrapper": env_wrapper_key(None),
         "agent_obs_only": False,
         "agent_specific_global_state": False,
         "shared_reward": False,

@@ -103,7 +103,7 @@ class ZmqEnvManager(BatchCore):
     manager_type = "zmq"
     partial_batches = True
     config: ClassVar[dict[str, Any]] = {
-        **BatchCore.config,
+        **BatchCore.config,  # with its declarations; the keys below are held by check_zmq_config
         "shared_memory": None,  # None: shared memory when every worker is local (no keys_dir), else in the messages
         "endpoint": "ipc",  # "ipc" (a private 0700 directory), "tcp" (127.0.0.1, a free port), "tcp://HOST:PORT", ...
         "keys_dir": None,  # None: ephemeral in-memory CURVE keys (local workers only); else `ding -m keygen DIR`
@@ -119,9 +119,13 @@ class ZmqEnvManager(BatchCore):
         super().__init__(env_fn, cfg)
         self._configure()
 
+    @classmethod
+    def check_settings(cls, settings: Mapping[str, Any], *, partial_batches: bool | None = None) -> None:
+        super().check_settings(settings, partial_batches=partial_batches)
+        check_zmq_config(settings)
+
     def _configure(self) -> None:
-        """Check the config and settle what it leaves open (shared memory)."""
-        check_zmq_config(self._cfg)
+        """Settle what the config leaves open (shared memory)."""
         if self._cfg.shared_memory is None:  # auto: local workers only (ephemeral keys) can share this host's memory
             self._cfg.shared_memory = self._cfg.keys_dir is None
 
