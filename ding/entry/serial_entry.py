@@ -48,6 +48,7 @@ import torch
 from easydict import EasyDict
 
 from ding.config import save_config
+from ding.config.policy_sections import EVALUATOR, LEARNER_HOOK
 from ding.entry.run_session import run_session
 from ding.entry.utils import (
     compile_for_run,
@@ -62,6 +63,7 @@ from ding.entry.video import VideoArg, record_collector, video_dirs, without_env
 from ding.envs.probe import spec_trace_of
 from ding.envs.registry import env_class
 from ding.errors import ConfigError
+from ding.utils.accepts import plain_defaults
 from ding.worker import (
     BaseLearner,
     EvalResult,
@@ -366,12 +368,12 @@ def _pipeline_settings(cfg: EasyDict) -> dict[str, Any]:
     policy = cfg.policy
     learn = policy.get("learn") or {}
     evaluator = (policy.get("eval") or {}).get("evaluator") or {}
-    hook = dict((learn.get("learner") or {}).get("hook") or {})
+    hook = {**plain_defaults(LEARNER_HOOK), **((learn.get("learner") or {}).get("hook") or {})}
     return {
-        "eval_freq": evaluator.get("eval_freq", 1000),
+        "eval_freq": evaluator.get("eval_freq", plain_defaults(EVALUATOR)["eval_freq"]),
         "hook": hook,
-        "save_ckpt_after_run": hook.get("save_ckpt_after_run", True),
-        "log_every": hook.get("log_show_after_iter", 100),
+        "save_ckpt_after_run": hook["save_ckpt_after_run"],
+        "log_every": hook["log_show_after_iter"],
         "random_collect_size": int(policy.get("random_collect_size") or 0),
         "save_replay_buffer": save_in_checkpoint(policy),
     }

@@ -11,9 +11,12 @@ from typing import Any
 
 import numpy as np
 
+from ding.config.policy_sections import EVALUATOR
+from ding.envs.base_env import COMMON_ENV_CONFIG
 from ding.envs.env_manager import BaseEnvManager
-from ding.errors import ConfigError, EnvManagerError
+from ding.errors import EnvManagerError
 from ding.policy.base import EvalMode
+from ding.utils.accepts import check_value
 from ding.worker.eval_video import EvalVideos
 
 
@@ -97,12 +100,9 @@ class InteractionSerialEvaluator:
         max_episode_attempts: int = 10,
         video_dir: str | os.PathLike[str] | None = None,
     ) -> None:
-        if not isinstance(n_episode, int) or isinstance(n_episode, bool) or n_episode < 1:
-            raise ConfigError(f"env.n_evaluator_episode must be an int >= 1, got {n_episode!r}")
-        if not isinstance(eval_freq, int) or isinstance(eval_freq, bool) or eval_freq < 1:
-            raise ConfigError(f"policy.eval.evaluator.eval_freq must be an int >= 1, got {eval_freq!r}")
-        if stop_value is not None and (isinstance(stop_value, bool) or not isinstance(stop_value, (int, float))):
-            raise ConfigError(f"env.stop_value must be a number or None, got {stop_value!r}")
+        check_value(COMMON_ENV_CONFIG, "n_evaluator_episode", n_episode, "env.n_evaluator_episode")
+        check_value(COMMON_ENV_CONFIG, "stop_value", stop_value, "env.stop_value")
+        check_value(EVALUATOR, "eval_freq", eval_freq, "policy.eval.evaluator.eval_freq")
         self._env = env
         self._policy = policy
         self._n_episode = n_episode
