@@ -11,5 +11,9 @@ MAX_FRAME_STACK = 256
 MAX_AGENTS = 100
 """Agents (and landmarks) of a multi-agent particle env: its team state grows with their square (20,400 values)."""
 
+MAX_REWARD_DELAY = 10_000
+"""Steps a delayed reward may be held back: ten of MuJoCo's 1000-step episodes (the reward space's bounds are summed
+step by step, so a longer delay would take that long to state)."""
+
 DMC_FRAME_HEIGHT, DMC_FRAME_WIDTH = 480, 640
 """The largest frame dm_control's suite renders: its models' offscreen framebuffer."""

@@ -64,6 +64,7 @@ from ding.envs.probe import spec_trace_of
 from ding.envs.registry import env_class
 from ding.errors import ConfigError
 from ding.utils.accepts import plain_defaults
+from ding.utils.memory import mem_available
 from ding.worker import (
     BaseLearner,
     EvalResult,
@@ -78,7 +79,6 @@ from ding.worker.buffer_plan import (
     ReplayPlan,
     build_replay_buffer,
     check_replay_memory,
-    mem_available,
     plan_replay_buffer,
 )
 from ding.worker.interrupt import exit_status, signal_of

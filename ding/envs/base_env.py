@@ -49,7 +49,7 @@ COMMON_ENV_CONFIG: dict[str, Any] = {
         note="the mean evaluation return that ends training; None: none does",
     ),
     "is_train": True,
-    "replay_path": optional(str, note="a directory for episode videos"),
+    "replay_path": optional(str, note="a directory path for episode videos"),
     "manager": {},
 }
 """Keys every env config accepts, with what they accept; each env class adds its own in its ``config``."""

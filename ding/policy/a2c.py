@@ -10,6 +10,7 @@ from torch import nn
 
 from ding.config.policy_sections import evaluator_section, learner_section
 from ding.model.vac import ACTION_SPACES
+from ding.policy.model_keys import width
 from ding.policy.ppo import PPOPolicy
 from ding.policy.registry import POLICY_REGISTRY
 from ding.utils.accepts import count, fixed, fraction, non_negative, one_of, optional, positive, satisfying
@@ -77,8 +78,8 @@ class A2CPolicy(PPOPolicy):
         "action_space": one_of(*ACTION_SPACES, default="discrete"),
         "model": {
             **PPOPolicy.config["model"],
-            "actor_head_hidden_size": count(64),
-            "critic_head_hidden_size": count(64),
+            "actor_head_hidden_size": width(64),
+            "critic_head_hidden_size": width(64),
         },
         "learn": {
             "update_per_collect": fixed(

@@ -9,10 +9,10 @@ import torch
 from torch import nn
 
 from ding.model.c51 import c51_from_config
-from ding.model.common import ACTIVATIONS
 from ding.policy.dqn import DQNPolicy
+from ding.policy.model_keys import ACTIVATION, layers, width, widths
 from ding.policy.registry import POLICY_REGISTRY
-from ding.utils.accepts import count, number, one_of, optional, sizes
+from ding.utils.accepts import count, number, optional
 
 
 def categorical_projection(
@@ -76,10 +76,10 @@ class C51Policy(DQNPolicy):
     config: ClassVar[dict[str, Any]] = {
         **DQNPolicy.config,
         "model": {
-            "encoder_hidden_size_list": sizes([128, 128, 64]),
-            "head_hidden_size": optional(count()),
-            "head_layer_num": count(1, low=0),
-            "activation": one_of(*ACTIVATIONS, default="relu"),
+            "encoder_hidden_size_list": widths([128, 128, 64]),
+            "head_hidden_size": optional(width()),
+            "head_layer_num": layers(1),
+            "activation": ACTIVATION,
             "noise": False,
             "v_min": number(-10),
             "v_max": number(10),

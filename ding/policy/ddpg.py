@@ -12,12 +12,12 @@ from torch import nn
 
 from ding.config.policy_sections import evaluator_section, learner_section, replay_buffer_section
 from ding.errors import ConfigError
-from ding.model.common import ACTIVATIONS
 from ding.model.deterministic_qac import DeterministicQAC, deterministic_qac_from_config
+from ding.policy.model_keys import ACTIVATION, layers, width
 from ding.policy.registry import POLICY_REGISTRY
 from ding.policy.replay_actor_critic import ReplayActorCritic
 from ding.policy.replay_batch import collate_transitions, transition
-from ding.utils.accepts import count, fixed, fraction, non_negative, number, one_of, optional, positive, sizes
+from ding.utils.accepts import count, fixed, fraction, non_negative, number, optional, positive, sizes
 
 
 @POLICY_REGISTRY.register("ddpg")
@@ -62,11 +62,11 @@ class DDPGPolicy(ReplayActorCritic):
         "model": {
             "twin_critic": False,
             "action_space": fixed("regression", note="DI-engine's name for the deterministic tanh actor"),
-            "actor_head_hidden_size": count(64),
-            "actor_head_layer_num": count(1, low=0),
-            "critic_head_hidden_size": count(64),
-            "critic_head_layer_num": count(1, low=0),
-            "activation": one_of(*ACTIVATIONS, default="relu"),
+            "actor_head_hidden_size": width(64),
+            "actor_head_layer_num": layers(1),
+            "critic_head_hidden_size": width(64),
+            "critic_head_layer_num": layers(1),
+            "activation": ACTIVATION,
             "encoder_hidden_size_list": optional(sizes()),
         },
         "learn": {

@@ -12,13 +12,13 @@ from torch import nn
 
 from ding.config.policy_sections import evaluator_section, learner_section, replay_buffer_section
 from ding.errors import ConfigError
-from ding.model.common import ACTIVATIONS
 from ding.model.discrete_qac import DiscreteQAC, discrete_qac_from_config
 from ding.policy.exploration import eps_section, epsilon_from_config
+from ding.policy.model_keys import ACTIVATION, layers, width
 from ding.policy.registry import POLICY_REGISTRY
 from ding.policy.replay_batch import collate_transitions, transition
 from ding.policy.soft_actor_critic import SOFT_ACTOR_CRITIC_LEARN, SoftActorCritic
-from ding.utils.accepts import count, fixed, one_of, optional, sizes
+from ding.utils.accepts import count, fixed, optional, sizes
 
 
 @POLICY_REGISTRY.register("discrete_sac")
@@ -60,11 +60,11 @@ class DiscreteSACPolicy(SoftActorCritic):
         ),
         "model": {
             "twin_critic": True,
-            "actor_head_hidden_size": count(64),
-            "actor_head_layer_num": count(1, low=0),
-            "critic_head_hidden_size": count(64),
-            "critic_head_layer_num": count(1, low=0),
-            "activation": one_of(*ACTIVATIONS, default="relu"),
+            "actor_head_hidden_size": width(64),
+            "actor_head_layer_num": layers(1),
+            "critic_head_hidden_size": width(64),
+            "critic_head_layer_num": layers(1),
+            "activation": ACTIVATION,
             "encoder_hidden_size_list": optional(sizes()),
         },
         "learn": {

@@ -14,17 +14,17 @@ from torch import nn
 
 from ding.config.policy_sections import evaluator_section, learner_section, replay_buffer_section
 from ding.errors import ConfigError
-from ding.model.common import ACTIVATIONS
 from ding.model.dqn import model_from_config
 from ding.model.noisy import resample_noise, set_noise
 from ding.policy.base import Policy
 from ding.policy.device import policy_device
 from ding.policy.exploration import eps_section, epsilon_from_config
+from ding.policy.model_keys import ACTIVATION, built_within_memory, layers, width, widths
 from ding.policy.nstep import NStepRule, double_dqn_target
 from ding.policy.obs_batch import obs_tensor
 from ding.policy.registry import POLICY_REGISTRY
 from ding.policy.replay_batch import collate_transitions, done_mask, soft_update, transition
-from ding.utils.accepts import count, fixed, fraction, one_of, optional, positive, sizes
+from ding.utils.accepts import count, fixed, fraction, optional, positive
 
 
 @POLICY_REGISTRY.register("dqn")
@@ -63,11 +63,11 @@ class DQNPolicy(Policy):
         "nstep": count(1),
         "random_collect_size": count(0, low=0),  # env steps of uniform random actions collected before the first update
         "model": {
-            "encoder_hidden_size_list": sizes([128, 128, 64]),
+            "encoder_hidden_size_list": widths([128, 128, 64]),
             "dueling": True,
-            "head_hidden_size": optional(count()),
-            "head_layer_num": count(1, low=0),
-            "activation": one_of(*ACTIVATIONS, default="relu"),
+            "head_hidden_size": optional(width()),
+            "head_layer_num": layers(1),
+            "activation": ACTIVATION,
             "noise": False,
         },
         "learn": {
@@ -88,7 +88,7 @@ class DQNPolicy(Policy):
         super().__init__(cfg)
         config = self._cfg
         self._device = policy_device(config.cuda)
-        built = model if model is not None else self._model_from_config(dict(config.model))
+        built = model if model is not None else built_within_memory(lambda: self._model_from_config(dict(config.model)))
         self._check_model(built)
         self._model = built.to(self._device)
         self._target_model = copy.deepcopy(self._model)

@@ -14,16 +14,16 @@ from torch import nn
 from ding.config.policy_sections import evaluator_section, learner_section
 from ding.config.shapes import MODEL_SPEC_KEYS
 from ding.errors import ConfigError
-from ding.model.common import ACTIVATIONS
 from ding.model.mavac import MULTI_AGENT_SHAPE_KEYS, mavac_from_config
 from ding.model.vac import ACTION_SPACES, vac_from_config
 from ding.policy.base import Policy
 from ding.policy.device import policy_device
+from ding.policy.model_keys import ACTIVATION, built_within_memory, layers, width, widths
 from ding.policy.obs_batch import obs_tensor
 from ding.policy.ppo_math import KL_TYPES, gae_advantages, kl_estimate, ppo_loss
 from ding.policy.ppo_samples import ReturnScale, recompute_advantages
 from ding.policy.registry import POLICY_REGISTRY
-from ding.utils.accepts import count, fixed, fraction, non_negative, one_of, optional, positive, satisfying, sizes, unit
+from ding.utils.accepts import count, fixed, fraction, non_negative, one_of, optional, positive, satisfying, unit
 from ding.utils.value_rules import PositiveFloat, UnitFloat, conforms
 
 __all__ = ["PPOPolicy", "gae_advantages", "ppo_loss"]
@@ -92,13 +92,13 @@ class PPOPolicy(Policy):
         "multi_agent": False,
         "transition_with_policy_data": fixed(True, note="samples keep the policy's log-probabilities and values"),
         "model": {
-            "encoder_hidden_size_list": sizes([64, 64, 128]),
-            "actor_head_hidden_size": count(128),
-            "actor_head_layer_num": count(1, low=0),
-            "critic_head_hidden_size": count(128),
-            "critic_head_layer_num": count(1, low=0),
+            "encoder_hidden_size_list": widths([64, 64, 128]),
+            "actor_head_hidden_size": width(128),
+            "actor_head_layer_num": layers(1),
+            "critic_head_hidden_size": width(128),
+            "critic_head_layer_num": layers(1),
             "share_encoder": True,
-            "activation": one_of(*ACTIVATIONS, default="relu"),
+            "activation": ACTIVATION,
             "sigma_init": 0.0,
             "sigma_type": fixed("independent", note="a state-independent log std"),
             "bound_type": one_of("tanh", None, default=None, note="'tanh' squashes the mean into [-1, 1]"),
@@ -134,11 +134,11 @@ class PPOPolicy(Policy):
     }
 
     MULTI_AGENT_MODEL: ClassVar[dict[str, Any]] = {
-        "actor_head_hidden_size": count(256),
-        "actor_head_layer_num": count(2, low=0),
-        "critic_head_hidden_size": count(512),
-        "critic_head_layer_num": count(1, low=0),
-        "activation": one_of(*ACTIVATIONS, default="relu"),
+        "actor_head_hidden_size": width(256),
+        "actor_head_layer_num": layers(2),
+        "critic_head_hidden_size": width(512),
+        "critic_head_layer_num": layers(1),
+        "activation": ACTIVATION,
         "sigma_init": 0.0,
         "action_space": MODEL_ACTION_SPACE,
     }
@@ -162,7 +162,7 @@ class PPOPolicy(Policy):
         self._device = policy_device(config.cuda)
         self._continuous = config.action_space == "continuous"
         self._multi_agent = bool(config.get("multi_agent", False))
-        self._model = (model if model is not None else self._build_model()).to(self._device)
+        self._model = (model if model is not None else built_within_memory(self._build_model)).to(self._device)
         self._optimizer = torch.optim.Adam(self._model.parameters(), lr=config.learn.learning_rate)
         self._gamma = float(config.collect.discount_factor)
         self._lambda = float(config.collect.gae_lambda)

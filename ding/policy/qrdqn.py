@@ -8,11 +8,11 @@ from typing import Any, ClassVar
 import torch
 from torch import nn
 
-from ding.model.common import ACTIVATIONS
 from ding.model.qrdqn import QRDQN, qrdqn_from_config
 from ding.policy.dqn import DQNPolicy
+from ding.policy.model_keys import ACTIVATION, layers, width, widths
 from ding.policy.registry import POLICY_REGISTRY
-from ding.utils.accepts import count, non_negative, one_of, optional, sizes
+from ding.utils.accepts import count, non_negative, optional
 
 
 def quantile_huber_loss(quantiles: torch.Tensor, target: torch.Tensor, tau: torch.Tensor, kappa: float) -> torch.Tensor:
@@ -60,10 +60,10 @@ class QRDQNPolicy(DQNPolicy):
     config: ClassVar[dict[str, Any]] = {
         **DQNPolicy.config,
         "model": {
-            "encoder_hidden_size_list": sizes([128, 128, 64]),
-            "head_hidden_size": optional(count()),
-            "head_layer_num": count(1, low=0),
-            "activation": one_of(*ACTIVATIONS, default="relu"),
+            "encoder_hidden_size_list": widths([128, 128, 64]),
+            "head_hidden_size": optional(width()),
+            "head_layer_num": layers(1),
+            "activation": ACTIVATION,
             "noise": False,
             "num_quantiles": count(32),
         },

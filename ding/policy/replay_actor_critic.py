@@ -17,6 +17,7 @@ from torch import nn
 
 from ding.policy.base import Policy
 from ding.policy.device import policy_device
+from ding.policy.model_keys import built_within_memory
 from ding.policy.nstep import NStepRule
 from ding.policy.obs_batch import obs_tensor
 from ding.policy.replay_batch import done_mask, soft_update
@@ -41,7 +42,9 @@ class ReplayActorCritic(Policy):
         super().__init__(cfg)
         config = self._cfg
         self._device = policy_device(config.cuda)
-        built: Any = self._build_model(model).to(self._device)
+        built: Any = (
+            self._build_model(model) if model is not None else built_within_memory(lambda: self._build_model(None))
+        ).to(self._device)
         self._model: Any = built
         self._target_model: Any = copy.deepcopy(built)
         self._target_model.requires_grad_(False)

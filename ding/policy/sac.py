@@ -11,12 +11,12 @@ from torch import nn
 
 from ding.config.policy_sections import evaluator_section, learner_section, replay_buffer_section
 from ding.errors import ConfigError
-from ding.model.common import ACTIVATIONS
 from ding.model.qac import QAC, qac_from_config
+from ding.policy.model_keys import ACTIVATION, layers, width
 from ding.policy.registry import POLICY_REGISTRY
 from ding.policy.replay_batch import collate_transitions, transition
 from ding.policy.soft_actor_critic import SOFT_ACTOR_CRITIC_LEARN, SoftActorCritic
-from ding.utils.accepts import count, fixed, one_of, optional, sizes
+from ding.utils.accepts import count, fixed, optional, sizes
 
 
 @POLICY_REGISTRY.register("sac")
@@ -55,11 +55,11 @@ class SACPolicy(SoftActorCritic):
         "random_collect_size": count(10000, low=0),
         "model": {
             "twin_critic": True,
-            "actor_head_hidden_size": count(256),
-            "actor_head_layer_num": count(2, low=0),
-            "critic_head_hidden_size": count(256),
-            "critic_head_layer_num": count(2, low=0),
-            "activation": one_of(*ACTIVATIONS, default="relu"),
+            "actor_head_hidden_size": width(256),
+            "actor_head_layer_num": layers(2),
+            "critic_head_hidden_size": width(256),
+            "critic_head_layer_num": layers(2),
+            "activation": ACTIVATION,
             "encoder_hidden_size_list": optional(sizes()),
             "action_space": fixed("reparameterization", note="DI-engine's name for SAC's tanh-squashed Gaussian actor"),
         },

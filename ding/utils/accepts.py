@@ -71,6 +71,7 @@ __all__ = [
     "redeclare",
     "satisfying",
     "sizes",
+    "typed",
     "unit",
 ]
 
@@ -193,6 +194,18 @@ def sizes(default: Any = UNSET, *, note: str = "") -> Accepts:
 def satisfying(text: str, test: Callable[[Any], bool], *, default: Any = UNSET, note: str = "") -> Accepts:
     """A rule the helpers above do not state: ``test`` decides, ``text`` says what passes (``'a (min, max) pair'``)."""
     return _declared(Annotated[Any, Check(text, test)], default, note)
+
+
+def typed(default: Any, *, note: str = "") -> Accepts:
+    """What a plain ``default`` accepts (its type), also where a base class's declaration of the key accepts more.
+
+    >>> str(redeclare({'env_id': optional(str)}, {'env_id': typed('CartPole-v1')})['env_id'])
+    'a str'
+    """
+    rule = rule_of(default)
+    if rule is None:
+        raise TypeError(f"typed() needs a bool, int, float, str or list default, got {default!r}")
+    return _declared(rule.annotation, default, note)
 
 
 def anything(default: Any, *, note: str) -> Accepts:

@@ -91,6 +91,6 @@ def test_bad_settings() -> None:
         InteractionSerialEvaluator(env, always(0), 0, None, 10)
     with pytest.raises(ConfigError, match=r"policy\.eval\.evaluator\.eval_freq must be a positive int, got 0"):
         InteractionSerialEvaluator(env, always(0), 1, None, 0)
-    with pytest.raises(ConfigError, match=r"env\.stop_value must be a number other than NaN or None \(.*\), got 'high'"):
+    with pytest.raises(ConfigError, match=r"env\.stop_value must be a number other than NaN or None .*, got 'high'"):
         InteractionSerialEvaluator(env, always(0), 1, "high", 1)  # type: ignore[arg-type]
     env.close()

@@ -22,7 +22,7 @@ from ding.envs import ENV_REGISTRY, DingEnvWrapper, EnvSpaces
 from ding.envs.base_env import env_wrapper_key
 from ding.envs.env_wrappers import WrapperChain, preset_chain
 from ding.errors import ConfigError
-from ding.utils.accepts import count, one_of, optional, unit
+from ding.utils.accepts import count, one_of, optional, typed, unit
 from dizoo.atari.envs.ale_games import (
     RAM_SIZE,
     SCREEN_HEIGHT,
@@ -170,7 +170,7 @@ class AtariEnv(DingEnvWrapper):
     """
 
     config: ClassVar[dict[str, Any]] = {
-        "env_id": "ALE/Pong-v5",
+        "env_id": typed("ALE/Pong-v5"),
         "env_wrapper": env_wrapper_key("atari_default"),
         "repeat_action_probability": unit(0.0),
         "obs_type": one_of(*OBS_TYPES, default=DEFAULT_OBS_TYPE),

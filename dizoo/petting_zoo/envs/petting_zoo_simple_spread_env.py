@@ -10,7 +10,7 @@ from ding.envs import ENV_REGISTRY
 from ding.envs.base_env import env_wrapper_key
 from ding.envs.multi_agent import ParallelEnvWrapper, parallel_env_factory
 from ding.errors import ConfigError
-from ding.utils.accepts import count, unit
+from ding.utils.accepts import count, typed, unit
 from dizoo.env_ids import check_env_id
 from dizoo.flags import bool_flag
 from dizoo.limits import MAX_AGENTS
@@ -50,7 +50,7 @@ class PettingZooEnv(ParallelEnvWrapper):
 
     config: ClassVar[dict[str, Any]] = {
         "env_family": "mpe",
-        "env_id": "simple_spread_v3",
+        "env_id": typed("simple_spread_v3"),
         "n_agent": count(3, high=MAX_AGENTS),
         "n_landmark": count(3, low=0, high=MAX_AGENTS),
         "max_cycles": count(25),

@@ -14,7 +14,7 @@ from gymnasium.wrappers import TimeLimit
 
 from ding.envs import ENV_REGISTRY, DingEnvWrapper, EnvSpaces
 from ding.envs.base_env import env_wrapper_key
-from ding.utils.accepts import count, optional
+from ding.utils.accepts import count, optional, typed
 from dizoo.env_ids import check_env_id
 
 # cos/sin of both joint angles, then the two angular velocities (bounded at 4 pi and 9 pi rad/s).
@@ -34,7 +34,7 @@ class AcrobotEnv(DingEnvWrapper):
     """
 
     config: ClassVar[dict[str, Any]] = {
-        "env_id": "Acrobot-v1",
+        "env_id": typed("Acrobot-v1"),
         "max_episode_steps": optional(count(500), note="None: no time limit"),
         "env_wrapper": env_wrapper_key("default"),
     }

@@ -14,7 +14,7 @@ from gymnasium.wrappers import TimeLimit, TransformAction
 from ding.envs import ENV_REGISTRY, DingEnvWrapper, EnvSpaces
 from ding.envs.base_env import env_wrapper_key
 from ding.envs.env_wrappers import WrapperChain
-from ding.utils.accepts import count, optional
+from ding.utils.accepts import count, optional, typed
 from dizoo.action_grid import grid_action_space, grid_discrete_action
 from dizoo.env_ids import check_env_id
 from dizoo.flags import bool_flag
@@ -45,7 +45,7 @@ class PendulumEnv(DingEnvWrapper):
     """
 
     config: ClassVar[dict[str, Any]] = {
-        "env_id": "Pendulum-v1",
+        "env_id": typed("Pendulum-v1"),
         "max_episode_steps": optional(count(200), note="None: no time limit"),
         "act_scale": True,
         "continuous": True,
