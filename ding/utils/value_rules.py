@@ -124,7 +124,9 @@ def describe(annotation: Any) -> str:
     if origin is tuple:
         return "a (low, high) pair of numbers" if len(args) == 2 else f"a tuple of {len(args)} numbers"
     if origin in (Sequence, list):
-        return f"a list of {describe(args[0]).removeprefix('a ').removeprefix('an ')}s" if args else "a list"
+        if not args or args[0] is Any:
+            return "a list"
+        return f"a list of {describe(args[0]).removeprefix('a ').removeprefix('an ')}s"
     names = {bool: "a bool", int: "an int", float: "a number", str: "a str"}
     return names.get(annotation, repr(annotation))
 
