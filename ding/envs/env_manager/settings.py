@@ -22,6 +22,8 @@ from ding.utils.value_rules import PositiveFloat, PositiveInt, conforms
 
 RETRY_TYPES = ("reset", "renew")
 CONTEXTS = ("fork", "spawn", "forkserver")
+MAX_WORKER_NUM = 1024
+"""The most worker processes a manager starts on this host (as many as the most envs of a role a config may have)."""
 MAX_SECONDS = threading.TIMEOUT_MAX
 """The longest wait the platform's locks and queues take (about 292 years on Linux)."""
 
