@@ -39,7 +39,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any, Literal, Optional
 
-from ding.errors import ConfigError
+from ding.errors import ConfigError, ConfigTypeError
 from ding.utils.merge import join_path
 from ding.utils.value_rules import (
     AtLeast,
@@ -50,6 +50,7 @@ from ding.utils.value_rules import (
     PositiveFloat,
     PositiveInt,
     UnitFloat,
+    base_of,
     conforms,
     describe,
 )
@@ -107,9 +108,11 @@ class Accepts:
         return describe(self.annotation) + (f" ({self.note})" if self.note else "")
 
     def check(self, value: Any, path: str) -> None:
-        """Raise :class:`~ding.errors.ConfigError` naming ``path`` unless ``value`` is accepted."""
+        """Raise :class:`~ding.errors.ConfigError` naming ``path`` unless ``value`` is accepted: a
+        :class:`~ding.errors.ConfigTypeError` (also a ``TypeError``) when not even its type is."""
         if not conforms(self.annotation, value):
-            raise ConfigError(f"{path} must be {self}, got {value!r}")
+            error = ConfigError if conforms(base_of(self.annotation), value) else ConfigTypeError
+            raise error(f"{path} must be {self}, got {value!r}")
 
 
 def _declared(annotation: Any, default: Any, note: str = "") -> Accepts:

@@ -16,6 +16,8 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import functools
+import operator
 import types
 import typing
 from collections.abc import Callable, Sequence
@@ -169,6 +171,26 @@ def convert(annotation: Any, value: Any) -> Any:
     if annotation is str:
         return value if isinstance(value, str) else FAIL
     return value  # not a form this module checks: the rule checks it
+
+
+def base_of(annotation: Any) -> Any:
+    """``annotation`` without its constraints: the types it accepts (a ``Literal``'s are strs).
+
+    >>> base_of(PositiveInt | None), base_of(Literal['exp', 'linear'])
+    (int | None, <class 'str'>)
+    """
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is Annotated:
+        return base_of(args[0])
+    if origin is Literal:
+        return str
+    if origin in (Union, types.UnionType):
+        return functools.reduce(operator.or_, [base_of(arg) for arg in args])
+    if origin in (Sequence, list) and args:
+        return Sequence[base_of(args[0])]  # type: ignore[misc]
+    if origin is tuple:
+        return tuple[tuple(base_of(arg) for arg in args)]  # type: ignore[misc]
+    return annotation
 
 
 def _as_float(value: Any) -> Any:

@@ -141,7 +141,7 @@ def _declared_components() -> Iterator[tuple[str, dict[str, Any], dict[str, Any]
             yield f"policy {name} {user}", policy.declared_for(user), policy.defaults_for(user)
     for name in sorted(ENV_REGISTRY.names()):
         env: Any = ENV_REGISTRY.get(name)
-        if env.declares_config():
+        if env.declares_config() and env.__module__.startswith(("ding.", "dizoo.")):
             yield f"env {name}", env.declared_config(), dict(env.default_config())
     for name in sorted(ENV_MANAGER_REGISTRY.names()):
         manager: Any = ENV_MANAGER_REGISTRY.get(name)

@@ -176,7 +176,7 @@ class AtariEnv(DingEnvWrapper):
         "obs_type": one_of(*OBS_TYPES, default=DEFAULT_OBS_TYPE),
         "ram": False,
         "reseed_each_episode": False,
-        "frame_stack": optional(count(high=MAX_FRAME_STACK), note="None: the chain's (4 frames)"),
+        "frame_stack": optional(count(low=0, high=MAX_FRAME_STACK), note="0: no stacking; None: the chain's 4 frames"),
         "obs_plus_prev_action_reward": False,
         "max_episode_steps": optional(count(), note="None: no time limit"),
     }
