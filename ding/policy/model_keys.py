@@ -20,7 +20,7 @@ from torch import nn
 
 from ding.errors import ConfigError
 from ding.model.common import ACTIVATIONS
-from ding.utils.accepts import UNSET, Accepts, count, one_of, sizes
+from ding.utils.accepts import UNSET, Accepts, count, number, one_of, sizes
 from ding.utils.memory import mem_available
 
 MAX_LAYER_NUM = 100
@@ -32,6 +32,9 @@ moments."""
 
 ACTIVATION: Accepts = one_of(*ACTIVATIONS, default="relu")
 """``model.activation``."""
+
+SIGMA_INIT: Accepts = number(0.0, low=-20, high=20, note="the log of the first standard deviation")
+"""``model.sigma_init``: a log standard deviation, so that its exp stays a usable float32 (1e-9 to 5e8)."""
 
 M = TypeVar("M", bound=nn.Module)
 

@@ -18,7 +18,7 @@ from ding.model.mavac import MULTI_AGENT_SHAPE_KEYS, mavac_from_config
 from ding.model.vac import ACTION_SPACES, vac_from_config
 from ding.policy.base import Policy
 from ding.policy.device import policy_device
-from ding.policy.model_keys import ACTIVATION, built_within_memory, layers, width, widths
+from ding.policy.model_keys import ACTIVATION, SIGMA_INIT, built_within_memory, layers, width, widths
 from ding.policy.obs_batch import obs_tensor
 from ding.policy.ppo_math import KL_TYPES, gae_advantages, kl_estimate, ppo_loss
 from ding.policy.ppo_samples import ReturnScale, recompute_advantages
@@ -99,7 +99,7 @@ class PPOPolicy(Policy):
             "critic_head_layer_num": layers(1),
             "share_encoder": True,
             "activation": ACTIVATION,
-            "sigma_init": 0.0,
+            "sigma_init": SIGMA_INIT,
             "sigma_type": fixed("independent", note="a state-independent log std"),
             "bound_type": one_of("tanh", None, default=None, note="'tanh' squashes the mean into [-1, 1]"),
             "action_space": MODEL_ACTION_SPACE,  # the policy's action_space; given here, it must agree
@@ -139,7 +139,7 @@ class PPOPolicy(Policy):
         "critic_head_hidden_size": width(512),
         "critic_head_layer_num": layers(1),
         "activation": ACTIVATION,
-        "sigma_init": 0.0,
+        "sigma_init": SIGMA_INIT,
         "action_space": MODEL_ACTION_SPACE,
     }
     """The model defaults with ``multi_agent`` (DI-engine's ``mavac``)."""

@@ -153,8 +153,15 @@ def fraction(default: Any = UNSET, *, note: str = "") -> Accepts:
     return _declared(FractionFloat, default, note)
 
 
-def number(default: Any = UNSET, *, note: str = "") -> Accepts:
-    """A finite number (for a real quantity whose default happens to be written as an int, such as ``v_min=-10``)."""
+def number(default: Any = UNSET, *, low: float | None = None, high: float | None = None, note: str = "") -> Accepts:
+    """A finite number (for a real quantity whose default happens to be written as an int, such as ``v_min=-10``), in
+    ``[low, high]`` when both are given.
+
+    >>> str(number(-10)), str(number(0.0, low=-20, high=20))
+    ('a finite number', 'a number in [-20, 20]')
+    """
+    if low is not None and high is not None:
+        return _declared(Annotated[float, InRange(low, high)], default, note)
     return _declared(FiniteFloat, default, note)
 
 
