@@ -23,6 +23,13 @@ class ConfigError(DingError, ValueError):
     """A configuration holds an unknown key or a value that is not accepted."""
 
 
+class ConfigTypeError(ConfigError, TypeError):
+    """A config value of a type its key does not take (a str for a count, a list for a rate).
+
+    It is also a ``TypeError``: a wrong type, where a plain :class:`ConfigError` is a wrong value of the right type.
+    """
+
+
 class UnknownConfigKeyError(ConfigError, RuntimeError):
     """A config merge met a key the defaults do not have.
 

@@ -18,9 +18,13 @@ import numpy as np
 
 from ding.envs.replay import move_unclobbered, temporary_path
 from ding.errors import ConfigError
+from ding.utils.accepts import optional
 from dizoo.flags import bool_flag
 
-GIF_REPLAY_CONFIG: dict[str, Any] = {"save_replay_gif": False, "replay_path_gif": None}
+GIF_REPLAY_CONFIG: dict[str, Any] = {
+    "save_replay_gif": False,
+    "replay_path_gif": optional(str, note="a directory path for GIF replays"),
+}
 """The config keys (and defaults) of envs that save GIF replays."""
 
 GIF_FPS = 20

@@ -17,6 +17,7 @@ from ding.config.experiment import DEFAULT_EXP_NAME, experiment_name, renewed_na
 from ding.config.keywords import resolve_call
 from ding.config.sections import TOP_LEVEL_KEYS, ComponentName, check_top_level, resolve_components
 from ding.config.shapes import SHAPE_KEYS, fill_model_shapes, with_model_spec_keys
+from ding.config.values import check_env_section, check_policy_section
 from ding.config.writer import save_config
 from ding.envs.base_env import BaseEnv
 from ding.envs.chained_env import ChainedEnv, with_config_chain
@@ -195,6 +196,7 @@ def _compile_env(
     merged["type"] = env.type
     merged["import_names"] = list(env.import_names)
     merged["manager"]["type"] = manager.type
+    check_env_section(env_cls, merged)
     return with_config_chain(env_cls, merged), merged
 
 
@@ -239,6 +241,7 @@ def _compile_policy(user_policy: Mapping[str, Any], policy: ComponentName, requi
     if policy.type is not None and policy.type in POLICY_REGISTRY:
         defaults = _policy_defaults(policy.type, user)
         body = deep_merge_dicts(defaults, without_inert_keys(user, defaults), strict=True, path="policy")
+        check_policy_section(policy.type, user, body)
     elif require_policy:
         hint = " Pass require_policy=False to keep the policy section unvalidated."
         if policy.type is None:

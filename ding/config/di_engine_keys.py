@@ -22,9 +22,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from ding.errors import ConfigError
+from ding.utils.accepts import optional, plain_defaults
 
-COMMON_DEFAULTS: dict[str, Any] = {"load_path": None}
-"""Keys every compiled policy section has, with their defaults."""
+COMMON_CONFIG: dict[str, Any] = {"load_path": optional(str, note="a checkpoint file")}
+"""Keys every compiled policy section has, with their defaults and what they accept."""
 
 _ENV_COUNT_KEYS = {"collect": ("env_num", "collector_env_num"), "eval": ("env_num", "evaluator_env_num")}
 """Env counts DI-engine's configs repeat in a policy section (ding reads them from the env section)."""
@@ -37,12 +38,17 @@ _REFUSED_WHEN_TRUE = {
 
 
 def with_common_defaults(defaults: dict[str, Any]) -> dict[str, Any]:
-    """``defaults`` with :data:`COMMON_DEFAULTS` added where missing.
+    """``defaults`` with the plain defaults of :data:`COMMON_CONFIG` added where missing.
 
     >>> with_common_defaults({'cuda': False})
     {'cuda': False, 'load_path': None}
     """
-    return {**defaults, **{key: value for key, value in COMMON_DEFAULTS.items() if key not in defaults}}
+    return {**defaults, **plain_defaults(common_declarations(defaults))}
+
+
+def common_declarations(declared: Mapping[str, Any]) -> dict[str, Any]:
+    """The declarations of :data:`COMMON_CONFIG` a (declared) policy config does not have itself."""
+    return {key: value for key, value in COMMON_CONFIG.items() if key not in declared}
 
 
 ACTIVATION_MODULES = {"ReLU": "relu", "Tanh": "tanh", "GELU": "gelu", "SiLU": "silu"}

@@ -50,6 +50,7 @@ import torch
 from easydict import EasyDict
 
 from ding.config import save_config
+from ding.config.policy_sections import EVALUATOR, LEARNER_HOOK
 from ding.config.writer import config_source
 from ding.entry.run_dir import CONFIG_FILE, Resumed, open_run_dir
 from ding.entry.run_session import run_session
@@ -66,6 +67,8 @@ from ding.entry.video import VideoArg, record_collector, video_dirs, without_env
 from ding.envs.probe import spec_trace_of
 from ding.envs.registry import env_class
 from ding.errors import ConfigError, EnvManagerError
+from ding.utils.accepts import plain_defaults
+from ding.utils.memory import mem_available
 from ding.worker import (
     BaseLearner,
     EvalResult,
@@ -80,7 +83,6 @@ from ding.worker.buffer_plan import (
     ReplayPlan,
     build_replay_buffer,
     check_replay_memory,
-    mem_available,
     plan_replay_buffer,
 )
 from ding.worker.checkpoint import CKPT_BEST, checkpoint_counter, load_checkpoint
@@ -384,13 +386,13 @@ def _pipeline_settings(cfg: EasyDict) -> dict[str, Any]:
     policy = cfg.policy
     learn = policy.get("learn") or {}
     evaluator = (policy.get("eval") or {}).get("evaluator") or {}
-    hook = dict((learn.get("learner") or {}).get("hook") or {})
+    hook = {**plain_defaults(LEARNER_HOOK), **((learn.get("learner") or {}).get("hook") or {})}
     return {
-        "eval_freq": evaluator.get("eval_freq", 1000),
+        "eval_freq": evaluator.get("eval_freq", plain_defaults(EVALUATOR)["eval_freq"]),
         "fail_after_episode_steps": configured_episode_bound(policy),
         "hook": hook,
-        "save_ckpt_after_run": hook.get("save_ckpt_after_run", True),
-        "log_every": hook.get("log_show_after_iter", 100),
+        "save_ckpt_after_run": hook["save_ckpt_after_run"],
+        "log_every": hook["log_show_after_iter"],
         "random_collect_size": int(policy.get("random_collect_size") or 0),
         "save_replay_buffer": save_in_checkpoint(policy),
     }

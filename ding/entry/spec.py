@@ -20,12 +20,13 @@ from easydict import EasyDict
 from gymnasium import spaces
 
 from ding.config import compile_config
+from ding.config.sections import resolve_components
 from ding.envs.env_manager.core.shm import BufferLayout
 from ding.envs.probe import SpecTrace, spec_trace_of
 from ding.envs.registry import env_class
 from ding.envs.spaces import EnvSpaces, space_nbytes, space_to_shape
 from ding.policy.base import Policy
-from ding.policy.builtin import with_builtin_import
+from ding.policy.builtin import BUILTIN_POLICY_MODULES, with_builtin_import
 from ding.policy.registry import POLICY_REGISTRY
 from ding.worker.buffer_plan import human_bytes, plan_replay_buffer
 
@@ -55,17 +56,24 @@ def step_bytes(env_spaces: EnvSpaces) -> int:
 def spec_trace_from_config(
     main_config: Mapping[str, Any], create_config: Mapping[str, Any]
 ) -> list[tuple[str, EnvSpaces]]:
-    """Compile the config (policy left unvalidated) and trace its env's spaces.
+    """Compile the config (:func:`compiled_for_spec`) and trace its env's spaces.
 
     Declared spaces are traced without building the env; undeclared ones are probed in a child process.
     """
-    cfg = compile_config(main_config, create_config, require_policy=False)
+    cfg = compiled_for_spec(main_config, create_config)
     return spec_trace_of(env_class(cfg.env), cfg.env)
+
+
+def compiled_for_spec(main_config: Mapping[str, Any], create_config: Mapping[str, Any]) -> EasyDict:
+    """The config compiled for ``ding -m spec``: a config naming one of ding's policies is compiled as a run compiles
+    it, so a value the run would refuse is refused here too; another policy's section is left unvalidated."""
+    builtin = resolve_components(main_config, create_config)["policy"].type in BUILTIN_POLICY_MODULES
+    return compile_config(main_config, create_config, require_policy=builtin)
 
 
 def spec_report(main_config: Mapping[str, Any], create_config: Mapping[str, Any]) -> str:
     """What ``ding -m spec`` prints: the spec table of the config's env, then :func:`byte_counts`."""
-    cfg = compile_config(main_config, create_config, require_policy=False)
+    cfg = compiled_for_spec(main_config, create_config)
     trace = spec_trace_of(env_class(cfg.env), cfg.env)
     return format_spec_table(trace) + "\n\n" + "\n".join(byte_counts(cfg, trace))
 

@@ -20,21 +20,47 @@ from ding.envs.seeding import EpisodeSeeds
 from ding.envs.spaces import DEFAULT_REWARD_SPACE, EnvSpaces
 from ding.envs.timestep import BaseEnvTimestep
 from ding.errors import SpacesNotDeclaredError, SpacesNotKnownError, StateNotSupportedError
+from ding.utils.accepts import (
+    Accepts,
+    anything,
+    check_value,
+    check_values,
+    count,
+    optional,
+    plain_defaults,
+    redeclare,
+    satisfying,
+)
 from ding.utils.merge import deep_merge_dicts
+from ding.utils.value_rules import conforms
+
+MAX_ENV_NUM = 1024
+"""The most envs of one role (collector or evaluator) a config may ask for: each may be a worker process, so a count
+beyond it is refused before anything is built (16 times the 64 of DI-engine's largest configs)."""
+
+
+def env_wrapper_key(preset: str | None) -> Accepts:
+    """The ``env_wrapper`` key of an env's ``config``: a preset name, a list of wrapper items or None (the chain is
+    checked as a whole by ``compile_config``)."""
+    return anything(preset, note="a preset name, a list of wrapper items or None")
+
 
 COMMON_ENV_CONFIG: dict[str, Any] = {
-    "type": None,
+    "type": anything(None, note="the registered env name, resolved with create_config"),
     "import_names": [],
-    "collector_env_num": 8,
-    "evaluator_env_num": 5,
-    "n_evaluator_episode": 5,
-    "stop_value": None,
+    "collector_env_num": count(8, high=MAX_ENV_NUM, note="envs collecting samples"),
+    "evaluator_env_num": count(5, high=MAX_ENV_NUM, note="envs playing evaluation episodes"),
+    "n_evaluator_episode": count(5),
+    "stop_value": optional(
+        satisfying("a number other than NaN", lambda v: conforms(float, v) and v == v),
+        note="the mean evaluation return that ends training; None: none does",
+    ),
     "is_train": True,
-    "replay_path": None,
+    "replay_path": optional(str, note="a directory path for episode videos"),
     "manager": {},
-    "env_wrapper": None,
+    "env_wrapper": env_wrapper_key(None),
 }
-"""Keys every env config accepts; each env class adds its own in its ``config``.
+"""Keys every env config accepts, with what they accept; each env class adds its own in its ``config``.
 
 ``env_wrapper`` is the wrapper chain the config puts on the env (None: none). An env class that applies it itself
 declares the key in its own ``config`` (:meth:`BaseEnv.applies_env_wrapper`; ``DingEnvWrapper`` and the dizoo envs,
@@ -120,12 +146,18 @@ class BaseEnv(ABC):
 
     # ----- declared configuration and spaces -----------------------------------------------------
     @classmethod
-    def default_config(cls) -> EasyDict:
-        """The env's full default config: the common keys merged with the class's own ``config``."""
-        merged: dict[str, Any] = dict(COMMON_ENV_CONFIG)
+    def declared_config(cls) -> dict[str, Any]:
+        """The env's declared config: the common keys with each class's own ``config`` (its defaults, and what its
+        keys accept: :mod:`ding.utils.accepts`)."""
+        declared: dict[str, Any] = dict(COMMON_ENV_CONFIG)
         for klass in reversed(cls.__mro__):
-            merged = deep_merge_dicts(merged, klass.__dict__.get("config", {}))
-        return EasyDict(merged)
+            declared = redeclare(declared, klass.__dict__.get("config", {}))
+        return declared
+
+    @classmethod
+    def default_config(cls) -> EasyDict:
+        """The env's full default config: plain values of :meth:`declared_config`."""
+        return EasyDict(plain_defaults(cls.declared_config()))
 
     @classmethod
     def declares_config(cls) -> bool:
@@ -137,8 +169,20 @@ class BaseEnv(ABC):
 
     @classmethod
     def merge_config(cls, cfg: Mapping[str, Any] | None) -> EasyDict:
-        """``cfg`` merged into :meth:`default_config`; strictly (unknown keys raise) if the class declares a config."""
-        return EasyDict(deep_merge_dicts(cls.default_config(), cfg or {}, strict=cls.declares_config(), path="env"))
+        """``cfg`` merged into :meth:`default_config` and held to what each declared key accepts; strictly (unknown
+        keys raise) if the class declares a config."""
+        merged = deep_merge_dicts(cls.default_config(), cfg or {}, strict=cls.declares_config(), path="env")
+        cls.check_config(merged)
+        return EasyDict(merged)
+
+    @classmethod
+    def check_config(cls, cfg: Mapping[str, Any]) -> None:
+        """Refuse a value of ``cfg`` (a merged env config) that its key does not accept, naming the key path.
+
+        The ``manager`` section is the env manager's to check.
+        """
+        declared = cls.declared_config()
+        check_values({key: value for key, value in declared.items() if key != "manager"}, cfg, "env")
 
     @classmethod
     def config_of_call(cls, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -450,11 +494,10 @@ def as_action_array(sample: Any, space: spaces.Space[Any], *, top: bool = False)
 
 
 def _copies(cfg: Mapping[str, Any], count_key: str, *, is_train: bool) -> list[EasyDict]:
-    count = cfg.get(count_key, COMMON_ENV_CONFIG[count_key])
-    if not isinstance(count, int) or count < 1:
-        raise ValueError(f"{count_key} must be a positive int, got {count!r}")
+    number = cfg.get(count_key, plain_defaults(COMMON_ENV_CONFIG)[count_key])
+    check_value(COMMON_ENV_CONFIG, count_key, number, f"env.{count_key}")
     out = []
-    for _ in range(count):
+    for _ in range(number):
         copy_cfg = EasyDict(copy.deepcopy(dict(cfg)))
         copy_cfg.is_train = is_train
         out.append(copy_cfg)

@@ -21,7 +21,8 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import inspect
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 import gymnasium as gym
 import numpy as np
@@ -29,7 +30,9 @@ from gymnasium import spaces
 from gymnasium.envs.registration import load_env_creator
 from gymnasium.wrappers import OrderEnforcing, PassiveEnvChecker, TimeLimit
 
-from ding.errors import ConfigError
+from ding.errors import ConfigError, DingError
+
+T = TypeVar("T")
 
 MAKE_WRAPPERS = (PassiveEnvChecker, OrderEnforcing, TimeLimit)
 """The wrappers ``gymnasium.make`` adds; an old-API env inside only these is unwrapped and adapted."""
@@ -292,6 +295,35 @@ def registered_spec(env_id: str) -> Any:
         if importlib.util.find_spec(name) is not None:
             gym.register_envs(importlib.import_module(name))
     return gym.spec(env_id)
+
+
+def call_with_env_kwargs(
+    factory: Callable[..., T], name: str, env_kwargs: Mapping[str, Any], *args: Any, **extra: Any
+) -> T:
+    """``factory(*args, **env_kwargs, **extra)``: an env that refuses the arguments a config gave it (``env_kwargs``) raises a
+    :class:`~ding.errors.ConfigError` naming them and ``name``, the env, rather than its own exception.
+
+    >>> def grid(size: int = 3) -> list[int]:
+    ...     return list(range(size))
+    >>> call_with_env_kwargs(grid, 'grid', {'size': 2})
+    [0, 1]
+    >>> call_with_env_kwargs(grid, 'grid', {'gravity': 1.0})
+    Traceback (most recent call last):
+    ...
+    ding.errors.ConfigError: env 'grid' does not take the arguments {'gravity': 1.0} (env.env_kwargs): TypeError: \
+grid() got an unexpected keyword argument 'gravity'
+    """
+    if not env_kwargs:
+        return factory(*args, **extra)
+    try:
+        return factory(*args, **env_kwargs, **extra)
+    except DingError:
+        raise
+    except (TypeError, ValueError, AssertionError) as err:  # what constructors raise for arguments they refuse
+        raise ConfigError(
+            f"env {name!r} does not take the arguments {dict(env_kwargs)!r} (env.env_kwargs): {type(err).__name__}: "
+            f"{err}"
+        ) from err
 
 
 def make_env(env_id: str, /, **kwargs: Any) -> gym.Env[Any, Any]:

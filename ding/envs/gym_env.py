@@ -12,16 +12,17 @@ import gymnasium as gym
 import numpy as np
 from easydict import EasyDict
 
-from ding.envs.base_env import BaseEnv
+from ding.envs.base_env import BaseEnv, env_wrapper_key
 from ding.envs.conversion import action_converter, observation_converter, reward_converter
 from ding.envs.env_state import EnvStateToken, capture_env_state, restore_env_state
 from ding.envs.env_wrappers import PRESETS, WrapperChain, apply_wrappers, resolve_wrappers
-from ding.envs.gym_compat import as_gymnasium, make_env
+from ding.envs.gym_compat import as_gymnasium, call_with_env_kwargs, make_env
 from ding.envs.registry import ENV_REGISTRY
 from ding.envs.replay import EpisodeVideoRecorder
 from ding.envs.spaces import EnvSpaces, reward_space_of
 from ding.envs.timestep import BaseEnvTimestep
 from ding.errors import ConfigError, EnvSpecError
+from ding.utils.accepts import optional
 
 CALLERS = ("collector", "evaluator")
 
@@ -54,7 +55,7 @@ def _probe_registered_spaces(env_id: str, kwargs: Mapping[str, Any]) -> EnvSpace
     """The spaces of ``gymnasium.make(env_id, **kwargs)``: made once per id and kwargs, never reset, then cached."""
     key = (env_id, _frozen(kwargs))
     if key not in _REGISTERED_SPACES:
-        env = make_env(env_id, **dict(kwargs))
+        env = call_with_env_kwargs(make_env, env_id, kwargs, env_id)
         try:
             _REGISTERED_SPACES[key] = EnvSpaces(env.observation_space, env.action_space, reward_space_of(env))
         finally:
@@ -97,9 +98,9 @@ class DingEnvWrapper(BaseEnv):
     """
 
     config: ClassVar[dict[str, Any]] = {
-        "env_id": None,
+        "env_id": optional(str, note="a registered gymnasium id"),
         "env_kwargs": {},
-        "env_wrapper": "default",
+        "env_wrapper": env_wrapper_key("default"),
     }
 
     def __init__(
@@ -205,10 +206,9 @@ class DingEnvWrapper(BaseEnv):
         """The simulator, before any wrapper; subclasses override this for their own envs."""
         if self._given_env is not None:
             return self._given_env
-        kwargs = dict(self._cfg.env_kwargs or {})
-        if render:
-            kwargs["render_mode"] = "rgb_array"
-        return make_env(self._cfg.env_id, **kwargs)
+        extra = {"render_mode": "rgb_array"} if render else {}
+        env_id = self._cfg.env_id
+        return call_with_env_kwargs(make_env, str(env_id), self._cfg.env_kwargs or {}, env_id, **extra)
 
     def _build(self, render: bool = False) -> gym.Env[Any, Any]:
         self._raw = self._make_raw_env(render=render)

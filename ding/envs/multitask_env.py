@@ -21,6 +21,7 @@ from ding.envs.gymnasium_env import GymnasiumEnv
 from ding.envs.registry import ENV_REGISTRY, env_class
 from ding.envs.spaces import EnvSpaces
 from ding.errors import ConfigError, EnvSpecError
+from ding.utils.accepts import anything, one_of, optional
 from ding.utils.merge import join_path
 
 ENCODINGS = ("one_hot", "index", "dict")
@@ -114,12 +115,12 @@ class MultitaskDingEnv(DingEnvWrapper):
     """
 
     config: ClassVar[dict[str, Any]] = {
-        "tasks": None,
-        "task_names": None,
+        "tasks": anything(None, note="a list of gymnasium ids or env configs, checked task by task"),
+        "task_names": optional(Sequence[str], note="None: from the tasks"),
         "pad_observation": False,
-        "task_id_encoding": "one_hot",
-        "task_order": None,
-        "curriculum": None,
+        "task_id_encoding": one_of(*ENCODINGS, default="one_hot"),
+        "task_order": one_of(*ORDERS, None, default=None, note="None: random for training envs, cycle for evaluation"),
+        "curriculum": anything(None, note="the curriculum wrapper's arguments, checked with them"),
     }
 
     def __init__(self, cfg: Mapping[str, Any] | None = None) -> None:

@@ -46,6 +46,7 @@ from ding.envs.registry import ENV_REGISTRY, env_class
 from ding.envs.spaces import EnvSpaces
 from ding.envs.timestep import BaseEnvTimestep
 from ding.errors import ConfigError, SpacesNotDeclaredError
+from ding.utils.accepts import count
 
 
 @ENV_REGISTRY.register("spare_envs")
@@ -71,11 +72,11 @@ class SpareEnvs(BaseEnv):
         >>> env.close()
     """
 
-    config: ClassVar[dict[str, Any]] = {"spare_envs": 1, "env": {}}
+    config: ClassVar[dict[str, Any]] = {"spare_envs": count(1, low=0, note="instances reset ahead"), "env": {}}
 
     def __init__(self, cfg: Mapping[str, Any] | None = None, *, env_fn: EnvFn | None = None) -> None:
         super().__init__(cfg)
-        self._spare_count: int = check_argument("spare_envs", "spare_envs", self._cfg.spare_envs, NonNegativeInt)
+        self._spare_count: int = self._cfg.spare_envs
         if env_fn is None:
             env_fn = _configured_env_fn(self._cfg.env)
         elif self._cfg.env:
@@ -251,7 +252,7 @@ def with_spare_envs(env_fn: EnvFn, spare_envs: int = 1) -> SpareEnvsFn:
         [0, 1]
         >>> manager.close()
     """
-    count = check_argument("with_spare_envs", "spare_envs", spare_envs, NonNegativeInt)
+    spares = check_argument("with_spare_envs", "spare_envs", spare_envs, NonNegativeInt)
     if not callable(env_fn):
         raise TypeError(f"with_spare_envs: env_fn must be callable (it builds one env), got {env_fn!r}")
-    return SpareEnvsFn(env_fn, count)
+    return SpareEnvsFn(env_fn, spares)

@@ -30,11 +30,11 @@ import numpy as np
 from gymnasium import spaces
 
 from ding.envs.base_env import BaseEnv
-from ding.envs.env_wrappers.arguments import NonNegativeInt, PositiveInt, check_argument
 from ding.envs.registry import ENV_REGISTRY
 from ding.envs.spaces import EnvSpaces
 from ding.envs.timestep import BaseEnvTimestep
 from ding.errors import ConfigError
+from ding.utils.accepts import count, one_of
 
 ACTION_TYPES = ("discrete", "continuous")
 
@@ -57,10 +57,10 @@ class UnittestEnv(BaseEnv):
     """
 
     config: ClassVar[dict[str, Any]] = {
-        "episode_length": 10,
-        "obs_dim": 1,
-        "action_type": "discrete",
-        "reward_dim": 1,
+        "episode_length": count(10),
+        "obs_dim": count(1),
+        "action_type": one_of(*ACTION_TYPES, default="discrete"),
+        "reward_dim": count(1),
     }
 
     def __init__(self, cfg: Mapping[str, Any] | None = None) -> None:
@@ -70,16 +70,6 @@ class UnittestEnv(BaseEnv):
         self._t = 0
         self._return = 0.0
         self._closed = False
-
-    @classmethod
-    def check_config(cls, cfg: Mapping[str, Any]) -> None:
-        """Raise ConfigError for a config value out of range."""
-        who = cls.__name__
-        check_argument(who, "episode_length", cfg.get("episode_length"), PositiveInt)
-        check_argument(who, "obs_dim", cfg.get("obs_dim"), PositiveInt)
-        check_argument(who, "reward_dim", cfg.get("reward_dim"), PositiveInt)
-        if cfg.get("action_type") not in ACTION_TYPES:
-            raise ConfigError(f"{who}: action_type must be one of {ACTION_TYPES}; got {cfg.get('action_type')!r}")
 
     @classmethod
     def action_space_of(cls, cfg: Mapping[str, Any]) -> spaces.Space[Any]:
@@ -203,12 +193,12 @@ class RNNPolicyUnittestEnv(UnittestEnv):
         ([0.0, 0.0, 1.0, 1.0], 0.5)
     """
 
-    config: ClassVar[dict[str, Any]] = {"gap": 3}
+    config: ClassVar[dict[str, Any]] = {"gap": count(3, low=0)}
 
     @classmethod
     def check_config(cls, cfg: Mapping[str, Any]) -> None:
         super().check_config(cfg)
-        gap = check_argument(cls.__name__, "gap", cfg.get("gap"), NonNegativeInt)
+        gap = cfg["gap"]
         if gap >= cfg["episode_length"]:
             raise ConfigError(
                 f"{cls.__name__}: gap must be below episode_length={cfg['episode_length']}; got gap={gap}"

@@ -8,11 +8,16 @@ from typing import Any, ClassVar
 import torch
 from torch import nn
 
-from ding.errors import ConfigError
+from ding.config.policy_sections import evaluator_section, learner_section
 from ding.model.vac import ACTION_SPACES
-from ding.policy.base import check_number
+from ding.policy.model_keys import width
 from ding.policy.ppo import PPOPolicy
 from ding.policy.registry import POLICY_REGISTRY
+from ding.utils.accepts import count, fixed, fraction, non_negative, one_of, optional, positive, satisfying
+from ding.utils.value_rules import UnitFloat, conforms
+
+ADAM_BETAS = tuple[UnitFloat, UnitFloat]
+"""Adam's two decay rates (each below 1, which :data:`A2CPolicy.config` adds)."""
 
 
 def a2c_loss(
@@ -67,45 +72,34 @@ class A2CPolicy(PPOPolicy):
 
     config: ClassVar[dict[str, Any]] = {
         "cuda": False,
-        "on_policy": True,
-        "priority": False,
-        "priority_IS_weight": False,
-        "action_space": "discrete",
+        "on_policy": fixed(True, note="A2C learns on-policy"),
+        "priority": fixed(False, note="prioritized replay is not supported"),
+        "priority_IS_weight": fixed(False, note="prioritized replay is not supported"),
+        "action_space": one_of(*ACTION_SPACES, default="discrete"),
         "model": {
-            "encoder_hidden_size_list": [64, 64, 128],
-            "actor_head_hidden_size": 64,
-            "actor_head_layer_num": 1,
-            "critic_head_hidden_size": 64,
-            "critic_head_layer_num": 1,
-            "share_encoder": True,
-            "activation": "relu",
-            "sigma_init": 0.0,
-            "sigma_type": "independent",
-            "bound_type": None,
-            "action_space": None,  # the policy's action_space; given here, it must agree
+            **PPOPolicy.config["model"],
+            "actor_head_hidden_size": width(64),
+            "critic_head_hidden_size": width(64),
         },
         "learn": {
-            "update_per_collect": 1,
-            "batch_size": 64,
-            "learning_rate": 0.001,
-            "betas": (0.9, 0.999),
-            "eps": 1e-8,
-            "grad_norm": 0.5,
-            "value_weight": 0.5,
-            "entropy_weight": 0.01,
+            "update_per_collect": fixed(
+                1, note="each sample is learned once; PPO learns several epochs per collection"
+            ),
+            "batch_size": count(64),
+            "learning_rate": positive(0.001),
+            "betas": satisfying(
+                "a pair of numbers in [0, 1)", lambda v: conforms(ADAM_BETAS, v) and max(v) < 1.0, default=(0.9, 0.999)
+            ),
+            "eps": positive(1e-8),
+            "grad_norm": optional(positive(0.5), note="None: no clipping"),
+            "value_weight": non_negative(0.5),
+            "entropy_weight": non_negative(0.01),
             "adv_norm": False,
             "ignore_done": False,
-            "learner": {
-                "hook": {
-                    "log_show_after_iter": 100,
-                    "save_ckpt_after_iter": 10000,
-                    "save_ckpt_after_run": True,
-                    "save_ckpt_after_minutes": None,  # also ckpt/iteration_<N> every that many minutes of wall time
-                },
-            },
+            **learner_section(log_show_after_iter=100),
         },
-        "collect": {"n_sample": 80, "unroll_len": 1, "discount_factor": 0.9, "gae_lambda": 0.95},
-        "eval": {"evaluator": {"eval_freq": 1000, "fail_after_episode_steps": None}},  # None: unbounded
+        "collect": {**PPOPolicy.config["collect"], "n_sample": count(80), "discount_factor": fraction(0.9)},
+        "eval": evaluator_section(eval_freq=1000),
     }
 
     def __init__(self, cfg: Mapping[str, Any] | None = None, model: nn.Module | None = None, seed: int = 0) -> None:
@@ -114,41 +108,6 @@ class A2CPolicy(PPOPolicy):
         self._optimizer = torch.optim.Adam(
             self._model.parameters(), lr=learn.learning_rate, betas=tuple(learn.betas), eps=learn.eps
         )
-
-    def _check_config(self) -> None:
-        cfg = self._cfg
-        if not cfg.on_policy:
-            raise ConfigError("policy.on_policy: A2C learns on-policy; set on_policy=True")
-        if cfg.priority or cfg.priority_IS_weight:
-            raise ConfigError("policy.priority / priority_IS_weight: prioritized replay is not supported; set False")
-        if cfg.action_space not in ACTION_SPACES:
-            raise ConfigError(f"policy.action_space must be one of {list(ACTION_SPACES)}, got {cfg.action_space!r}")
-        self._check_model_action_space()
-        learn, collect = cfg.learn, cfg.collect
-        if learn.update_per_collect != 1:
-            raise ConfigError(
-                f"policy.learn.update_per_collect must be 1 for A2C (each sample is learned once), got "
-                f"{learn.update_per_collect!r}; PPO learns several epochs per collection"
-            )
-        check_number(learn.batch_size, "policy.learn.batch_size", integer=True, low=1)
-        check_number(learn.learning_rate, "policy.learn.learning_rate", low=0.0, open_low=True)
-        betas = learn.betas
-        if not isinstance(betas, (list, tuple)) or len(betas) != 2:
-            raise ConfigError(f"policy.learn.betas must be a pair of numbers in [0, 1), got {betas!r}")
-        for index, beta in enumerate(betas):
-            check_number(beta, f"policy.learn.betas[{index}]", low=0.0)
-            if beta >= 1.0:
-                raise ConfigError(f"policy.learn.betas[{index}] must be < 1, got {beta!r}")
-        check_number(learn.eps, "policy.learn.eps", low=0.0, open_low=True)
-        if learn.grad_norm is not None:
-            check_number(learn.grad_norm, "policy.learn.grad_norm", low=0.0, open_low=True)
-        check_number(learn.value_weight, "policy.learn.value_weight", low=0.0)
-        check_number(learn.entropy_weight, "policy.learn.entropy_weight", low=0.0)
-        check_number(collect.n_sample, "policy.collect.n_sample", integer=True, low=1)
-        if collect.unroll_len != 1:
-            raise ConfigError(f"policy.collect.unroll_len must be 1 for A2C, got {collect.unroll_len!r}")
-        check_number(collect.discount_factor, "policy.collect.discount_factor", low=0.0, high=1.0, open_low=True)
-        check_number(collect.gae_lambda, "policy.collect.gae_lambda", low=0.0, high=1.0)
 
     def _update_per_collect(self) -> int:
         return int(self._cfg.learn.update_per_collect)

@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
@@ -21,10 +20,11 @@ from typing import Any, ClassVar
 
 from easydict import EasyDict
 
-from ding.config.di_engine_keys import with_common_defaults, without_inert_keys
+from ding.config.di_engine_keys import common_declarations, without_inert_keys
 from ding.config.shapes import MODEL_SPEC_KEYS, with_model_spec_keys
 from ding.errors import ConfigError
 from ding.policy.nstep import NStepRule
+from ding.utils.accepts import check_values, plain_defaults
 from ding.utils.merge import deep_merge_dicts
 
 NAME_KEYS = ("type", "import_names")
@@ -60,36 +60,60 @@ class EvalMode:
 class Policy(ABC):
     """Base of registered policies: a declared ``config`` and the three modes (see the module doc).
 
-    ``cfg`` is the ``policy`` section of a compiled config (or any part of it: it is merged into
-    :meth:`default_config` strictly, so an unknown key is a :class:`~ding.errors.ConfigError`).
+    ``config`` holds each key's default and what it accepts (:mod:`ding.utils.accepts`); :meth:`default_config`
+    gives the plain values. ``cfg`` is the ``policy`` section of a compiled config (or any part of it: it is merged
+    into :meth:`default_config` strictly, so an unknown key is a :class:`~ding.errors.ConfigError`, and every value
+    is held to what its key accepts).
     """
 
     config: ClassVar[dict[str, Any]] = {}
+    """Declared defaults: plain values and :mod:`ding.utils.accepts` declarations."""
     algorithm: ClassVar[str] = "policy"
     """The algorithm's name in messages (subclasses of a policy name their own algorithm)."""
 
     @classmethod
     def default_config(cls) -> dict[str, Any]:
-        """The policy's full default config (a fresh copy)."""
-        return copy.deepcopy(cls.config)
+        """The policy's full default config: plain values (a fresh copy)."""
+        return plain_defaults(cls.config)
 
     @classmethod
     def merge_config(cls, cfg: Mapping[str, Any] | None = None) -> EasyDict:
-        """``cfg`` (a ``policy`` section) merged into :meth:`default_config` strictly: the config an instance runs."""
+        """``cfg`` (a ``policy`` section) merged into :meth:`default_config` strictly and held to what each key
+        accepts: the config an instance runs."""
         if cfg is not None and not isinstance(cfg, Mapping):
             raise ConfigError(f"policy config must be a dict, got {type(cfg).__name__} {cfg!r}")
         user = {key: value for key, value in dict(cfg or {}).items() if key not in NAME_KEYS}
-        defaults = cls.defaults_for(user)
-        return EasyDict(deep_merge_dicts(defaults, without_inert_keys(user, defaults), strict=True, path="policy"))
+        declared = cls.declared_for(user)
+        defaults = plain_defaults(declared)
+        merged = deep_merge_dicts(defaults, without_inert_keys(user, defaults), strict=True, path="policy")
+        check_values(declared, merged, "policy")
+        config = EasyDict(merged)
+        cls.check_config(config)
+        return config
 
     @classmethod
-    def defaults_for(cls, user: Mapping[str, Any]) -> dict[str, Any]:
-        """The defaults a user's ``policy`` section ``user`` merges into: :meth:`default_config`, its ``model`` with
-        every key filled from the env's spaces (None until the config is compiled with its env).
+    def check_config(cls, cfg: EasyDict) -> None:
+        """Refuse what ``config`` cannot declare key by key: keys that must agree (none by default).
+
+        ``cfg`` is merged and every value is one its key accepts.
+        """
+        return None
+
+    @classmethod
+    def declared_for(cls, user: Mapping[str, Any]) -> dict[str, Any]:
+        """The declared config a user's ``policy`` section ``user`` is merged into and held to: ``config``, its
+        ``model`` with every key filled from the env's spaces (None until the config is compiled with its env), and
+        DI-engine's keys every policy section has.
 
         A policy whose model depends on the section (PPO's ``multi_agent``) overrides :meth:`model_spec_keys`.
         """
-        return with_common_defaults(with_model_spec_keys(cls.default_config(), cls.model_spec_keys(user)))
+        declared = with_model_spec_keys(dict(cls.config), cls.model_spec_keys(user))
+        return {**declared, **common_declarations(declared)}
+
+    @classmethod
+    def defaults_for(cls, user: Mapping[str, Any]) -> dict[str, Any]:
+        """The plain defaults a user's ``policy`` section ``user`` merges into (see :meth:`declared_for`)."""
+        return plain_defaults(cls.declared_for(user))
 
     @classmethod
     def model_spec_keys(cls, user: Mapping[str, Any]) -> tuple[str, ...]:
@@ -176,35 +200,3 @@ class Policy(ABC):
 
     @abstractmethod
     def _get_train_sample(self, traj: list[dict[str, Any]], episode_over: bool) -> list[dict[str, Any]]: ...
-
-
-def check_number(
-    value: Any,
-    path: str,
-    *,
-    integer: bool = False,
-    low: float | None = None,
-    high: float | None = None,
-    open_low: bool = False,
-) -> None:
-    """Raise :class:`ConfigError` naming ``path`` unless ``value`` is a number (an int if ``integer``) in range.
-
-    >>> check_number(0, 'policy.nstep', integer=True, low=1)
-    Traceback (most recent call last):
-    ...
-    ding.errors.ConfigError: policy.nstep must be an int >= 1, got 0
-    """
-    kinds = (int,) if integer else (int, float)
-    ok = isinstance(value, kinds) and not isinstance(value, bool)
-    if ok and low is not None:
-        ok = value > low if open_low else value >= low
-    if ok and high is not None:
-        ok = value <= high
-    if not ok:
-        bounds = []
-        if low is not None:
-            bounds.append(f"{'>' if open_low else '>='} {low}")
-        if high is not None:
-            bounds.append(f"<= {high}")
-        kind = "an int" if integer else "a number"
-        raise ConfigError(f"{path} must be {kind}{' ' + ' and '.join(bounds) if bounds else ''}, got {value!r}")

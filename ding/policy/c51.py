@@ -10,7 +10,9 @@ from torch import nn
 
 from ding.model.c51 import c51_from_config
 from ding.policy.dqn import DQNPolicy
+from ding.policy.model_keys import ACTIVATION, layers, width, widths
 from ding.policy.registry import POLICY_REGISTRY
+from ding.utils.accepts import count, number, optional
 
 
 def categorical_projection(
@@ -72,47 +74,16 @@ class C51Policy(DQNPolicy):
     algorithm = "C51"
 
     config: ClassVar[dict[str, Any]] = {
-        "cuda": False,
-        "on_policy": False,
-        "priority": False,
-        "priority_IS_weight": False,
-        "noisy_net": False,  # noise on in the model's noisy layers (model.noise) while collecting and learning
-        "discount_factor": 0.97,
-        "nstep": 1,
-        "random_collect_size": 0,  # env steps of uniform random actions collected before the first update
+        **DQNPolicy.config,
         "model": {
-            "encoder_hidden_size_list": [128, 128, 64],
-            "head_hidden_size": None,
-            "head_layer_num": 1,
-            "activation": "relu",
+            "encoder_hidden_size_list": widths([128, 128, 64]),
+            "head_hidden_size": optional(width()),
+            "head_layer_num": layers(1),
+            "activation": ACTIVATION,
             "noise": False,
-            "v_min": -10,
-            "v_max": 10,
-            "n_atom": 51,
-        },
-        "learn": {
-            "update_per_collect": 3,
-            "batch_size": 64,
-            "learning_rate": 0.001,
-            "target_update_freq": 100,
-            "target_theta": None,
-            "ignore_done": False,
-            "learner": {
-                "hook": {
-                    "log_show_after_iter": 100,
-                    "save_ckpt_after_iter": 10000,
-                    "save_ckpt_after_run": True,
-                    "save_ckpt_after_minutes": None,  # also ckpt/iteration_<N> every that many minutes of wall time
-                },
-            },
-        },
-        "collect": {"n_sample": 8, "unroll_len": 1},
-        "eval": {"evaluator": {"eval_freq": 1000, "fail_after_episode_steps": None}},  # None: unbounded
-        "other": {
-            "eps": {"type": "exp", "start": 0.95, "end": 0.1, "decay": 10000},
-            # share_frames: store each frame of frame-stack observations once (None: when the env's spec stacks frames)
-            # save_in_checkpoint: ckpt/iteration_<N> holds the replay buffer, and resuming from it restores the buffer
-            "replay_buffer": {"replay_buffer_size": 10000, "share_frames": None, "save_in_checkpoint": False},
+            "v_min": number(-10),
+            "v_max": number(10),
+            "n_atom": count(51, low=2),
         },
     }
 

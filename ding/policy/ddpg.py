@@ -7,14 +7,17 @@ from typing import Any, ClassVar
 
 import numpy as np
 import torch
+from easydict import EasyDict
 from torch import nn
 
+from ding.config.policy_sections import evaluator_section, learner_section, replay_buffer_section
 from ding.errors import ConfigError
 from ding.model.deterministic_qac import DeterministicQAC, deterministic_qac_from_config
-from ding.policy.base import check_number
+from ding.policy.model_keys import ACTIVATION, layers, width
 from ding.policy.registry import POLICY_REGISTRY
 from ding.policy.replay_actor_critic import ReplayActorCritic
 from ding.policy.replay_batch import collate_transitions, transition
+from ding.utils.accepts import count, fixed, fraction, non_negative, number, optional, positive, sizes
 
 
 @POLICY_REGISTRY.register("ddpg")
@@ -48,53 +51,56 @@ class DDPGPolicy(ReplayActorCritic):
 
     config: ClassVar[dict[str, Any]] = {
         "cuda": False,
-        "on_policy": False,
-        "priority": False,
-        "priority_IS_weight": False,
-        "random_collect_size": 25000,
-        "transition_with_policy_data": False,  # DI-engine's key: transitions keep the action alone
-        "action_space": "continuous",  # DI-engine's key; 'hybrid' action spaces are not here
+        "on_policy": fixed(False, note="DDPG and TD3 learn off-policy"),
+        "priority": fixed(False, note="prioritized replay is not supported"),
+        "priority_IS_weight": fixed(False, note="prioritized replay is not supported"),
+        "random_collect_size": count(25000, low=0),
+        "transition_with_policy_data": fixed(False, note="transitions keep the action alone"),
+        "action_space": fixed("continuous", note="the actor gives Box actions; 'hybrid' action spaces are not here"),
         "reward_batch_norm": False,
-        "multi_agent": False,
+        "multi_agent": fixed(False, note="single-agent here"),
         "model": {
             "twin_critic": False,
-            "action_space": "regression",  # DI-engine's name for the deterministic tanh actor
-            "actor_head_hidden_size": 64,
-            "actor_head_layer_num": 1,
-            "critic_head_hidden_size": 64,
-            "critic_head_layer_num": 1,
-            "activation": "relu",
-            "encoder_hidden_size_list": None,
+            "action_space": fixed("regression", note="DI-engine's name for the deterministic tanh actor"),
+            "actor_head_hidden_size": width(64),
+            "actor_head_layer_num": layers(1),
+            "critic_head_hidden_size": width(64),
+            "critic_head_layer_num": layers(1),
+            "activation": ACTIVATION,
+            "encoder_hidden_size_list": optional(sizes()),
         },
         "learn": {
-            "update_per_collect": 1,
-            "batch_size": 256,
-            "learning_rate_actor": 1e-3,
-            "learning_rate_critic": 1e-3,
+            "update_per_collect": count(1),
+            "batch_size": count(256),
+            "learning_rate_actor": positive(1e-3),
+            "learning_rate_critic": positive(1e-3),
             "ignore_done": False,
-            "target_theta": 0.005,
-            "discount_factor": 0.99,
-            "actor_update_freq": 1,
+            "target_theta": fraction(0.005),
+            "discount_factor": fraction(0.99),
+            "actor_update_freq": count(1),
             "noise": False,
-            "noise_sigma": 0.2,
-            "noise_range": {"min": -0.5, "max": 0.5},
-            "learner": {
-                "hook": {
-                    "log_show_after_iter": 1000,
-                    "save_ckpt_after_iter": 10000,
-                    "save_ckpt_after_run": True,
-                    "save_ckpt_after_minutes": None,  # also ckpt/iteration_<N> every that many minutes of wall time
-                },
-            },
+            "noise_sigma": non_negative(0.2),
+            "noise_range": {"min": number(-0.5), "max": number(0.5)},
+            **learner_section(log_show_after_iter=1000),
         },
-        "collect": {"n_sample": 1, "unroll_len": 1, "noise_sigma": 0.1},
-        "eval": {"evaluator": {"eval_freq": 5000, "fail_after_episode_steps": None}},  # None: unbounded
-        "other": {
-            # share_frames: store each frame of frame-stack observations once (None: when the env's spec stacks frames)
-            # save_in_checkpoint: ckpt/iteration_<N> holds the replay buffer, and resuming from it restores the buffer
-            "replay_buffer": {"replay_buffer_size": 100000, "share_frames": None, "save_in_checkpoint": False},
+        "collect": {
+            "n_sample": count(1),
+            "unroll_len": fixed(1, note="samples are one step each"),
+            "noise_sigma": non_negative(0.1),
         },
+        "eval": evaluator_section(eval_freq=5000),
+        "other": {"replay_buffer": replay_buffer_section(100000)},
     }
+
+    @classmethod
+    def check_config(cls, cfg: EasyDict) -> None:
+        """Target policy smoothing clips its noise to ``learn.noise_range``, whose ``min`` cannot exceed its ``max``."""
+        noise_range = cfg.learn.noise_range
+        if noise_range["min"] > noise_range["max"]:
+            raise ConfigError(
+                f"policy.learn.noise_range.min {noise_range['min']!r} exceeds policy.learn.noise_range.max "
+                f"{noise_range['max']!r}"
+            )
 
     def _build_model(self, model: nn.Module | None) -> DeterministicQAC:
         model_cfg = {key: value for key, value in dict(self._cfg.model).items() if key != "action_space"}
@@ -104,31 +110,6 @@ class DDPGPolicy(ReplayActorCritic):
                 f"{self.algorithm} needs a DeterministicQAC model (actor and critics), got {type(built).__name__}"
             )
         return built
-
-    def _check_own_config(self) -> None:
-        cfg = self._cfg
-        learn = cfg.learn
-        fixed = {
-            "action_space": ("continuous", "the actor gives Box actions"),
-            "multi_agent": (False, "single-agent here"),
-            "transition_with_policy_data": (False, "transitions keep the action alone"),
-        }
-        for key, (value, why) in fixed.items():
-            if cfg[key] != value:
-                raise ConfigError(f"policy.{key} must be {value!r} for {self.algorithm} ({why}), got {cfg[key]!r}")
-        if cfg.model.action_space != "regression":
-            raise ConfigError(
-                f"policy.model.action_space must be 'regression' ({self.algorithm}'s deterministic actor), got "
-                f"{cfg.model.action_space!r}"
-            )
-        check_number(learn.actor_update_freq, "policy.learn.actor_update_freq", integer=True, low=1)
-        check_number(learn.noise_sigma, "policy.learn.noise_sigma", low=0.0)
-        check_number(cfg.collect.noise_sigma, "policy.collect.noise_sigma", low=0.0)
-        noise_range = learn.noise_range
-        if not isinstance(noise_range, Mapping) or set(noise_range) != {"min", "max"}:
-            raise ConfigError(f"policy.learn.noise_range must be a dict of min and max, got {noise_range!r}")
-        check_number(noise_range["min"], "policy.learn.noise_range.min")
-        check_number(noise_range["max"], "policy.learn.noise_range.max", low=noise_range["min"])
 
     @property
     def model(self) -> DeterministicQAC:

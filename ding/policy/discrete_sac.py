@@ -10,12 +10,15 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ding.config.policy_sections import evaluator_section, learner_section, replay_buffer_section
 from ding.errors import ConfigError
 from ding.model.discrete_qac import DiscreteQAC, discrete_qac_from_config
-from ding.policy.exploration import epsilon_from_config
+from ding.policy.exploration import eps_section, epsilon_from_config
+from ding.policy.model_keys import ACTIVATION, layers, width
 from ding.policy.registry import POLICY_REGISTRY
 from ding.policy.replay_batch import collate_transitions, transition
-from ding.policy.soft_actor_critic import SoftActorCritic
+from ding.policy.soft_actor_critic import SOFT_ACTOR_CRITIC_LEARN, SoftActorCritic
+from ding.utils.accepts import count, fixed, optional, sizes
 
 
 @POLICY_REGISTRY.register("discrete_sac")
@@ -47,51 +50,32 @@ class DiscreteSACPolicy(SoftActorCritic):
 
     config: ClassVar[dict[str, Any]] = {
         "cuda": False,
-        "on_policy": False,
-        "priority": False,
-        "priority_IS_weight": False,
-        "random_collect_size": 10000,
-        "multi_agent": False,  # DI-engine's key; only single-agent discrete SAC is here
-        "transition_with_policy_data": True,  # DI-engine's key, at its value; ding's transitions keep the action only
+        "on_policy": fixed(False, note="discrete SAC learns off-policy"),
+        "priority": fixed(False, note="prioritized replay is not supported"),
+        "priority_IS_weight": fixed(False, note="prioritized replay is not supported"),
+        "random_collect_size": count(10000, low=0),
+        "multi_agent": fixed(False, note="discrete SAC here is single-agent"),
+        "transition_with_policy_data": fixed(
+            True, note="DI-engine's value for discrete SAC; ding learns from the actions alone"
+        ),
         "model": {
             "twin_critic": True,
-            "actor_head_hidden_size": 64,
-            "actor_head_layer_num": 1,
-            "critic_head_hidden_size": 64,
-            "critic_head_layer_num": 1,
-            "activation": "relu",
-            "encoder_hidden_size_list": None,
+            "actor_head_hidden_size": width(64),
+            "actor_head_layer_num": layers(1),
+            "critic_head_hidden_size": width(64),
+            "critic_head_layer_num": layers(1),
+            "activation": ACTIVATION,
+            "encoder_hidden_size_list": optional(sizes()),
         },
         "learn": {
-            "update_per_collect": 1,
-            "batch_size": 256,
-            "learning_rate_q": 3e-4,
-            "learning_rate_policy": 3e-4,
-            "learning_rate_alpha": 3e-4,
-            "target_theta": 0.005,
-            "discount_factor": 0.99,
-            "alpha": 0.2,
-            "auto_alpha": True,
-            "log_space": True,
-            "target_entropy": None,
-            "ignore_done": False,
-            "learner": {
-                "hook": {
-                    "log_show_after_iter": 1000,
-                    "save_ckpt_after_iter": 10000,
-                    "save_ckpt_after_run": True,
-                    "save_ckpt_after_minutes": None,  # also ckpt/iteration_<N> every that many minutes of wall time
-                },
-            },
+            "update_per_collect": count(1),
+            "batch_size": count(256),
+            **SOFT_ACTOR_CRITIC_LEARN,
+            **learner_section(log_show_after_iter=1000),
         },
-        "collect": {"n_sample": 1, "unroll_len": 1},
-        "eval": {"evaluator": {"eval_freq": 5000, "fail_after_episode_steps": None}},  # None: unbounded
-        "other": {
-            "eps": {"type": "exp", "start": 0.95, "end": 0.1, "decay": 50000},
-            # share_frames: store each frame of frame-stack observations once (None: when the env's spec stacks frames)
-            # save_in_checkpoint: ckpt/iteration_<N> holds the replay buffer, and resuming from it restores the buffer
-            "replay_buffer": {"replay_buffer_size": 1000000, "share_frames": None, "save_in_checkpoint": False},
-        },
+        "collect": {"n_sample": count(1), "unroll_len": fixed(1, note="samples are one step each")},
+        "eval": evaluator_section(eval_freq=5000),
+        "other": {"eps": eps_section(0.95, 0.1, 50000), "replay_buffer": replay_buffer_section(1000000)},
     }
 
     def __init__(self, cfg: Mapping[str, Any] | None = None, model: nn.Module | None = None, seed: int = 0) -> None:
@@ -107,17 +91,6 @@ class DiscreteSACPolicy(SoftActorCritic):
 
     def _default_target_entropy(self) -> float:
         return -float(self._model.action_num)
-
-    def _check_own_config(self) -> None:
-        cfg = self._cfg
-        if cfg.multi_agent:
-            raise ConfigError("policy.multi_agent: discrete SAC here is single-agent; set multi_agent=False")
-        if cfg.transition_with_policy_data is not True:
-            raise ConfigError(
-                "policy.transition_with_policy_data must be True (DI-engine's value for discrete SAC; ding learns "
-                f"from the actions alone), got {cfg.transition_with_policy_data!r}"
-            )
-        epsilon_from_config(cfg.other.eps)
 
     @property
     def model(self) -> DiscreteQAC:

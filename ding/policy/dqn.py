@@ -9,18 +9,22 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 import torch.nn.functional as F
+from easydict import EasyDict
 from torch import nn
 
+from ding.config.policy_sections import evaluator_section, learner_section, replay_buffer_section
 from ding.errors import ConfigError
 from ding.model.dqn import model_from_config
 from ding.model.noisy import resample_noise, set_noise
-from ding.policy.base import Policy, check_number
+from ding.policy.base import Policy
 from ding.policy.device import policy_device
-from ding.policy.exploration import epsilon_from_config
+from ding.policy.exploration import eps_section, epsilon_from_config
+from ding.policy.model_keys import ACTIVATION, built_within_memory, layers, width, widths
 from ding.policy.nstep import NStepRule, double_dqn_target
 from ding.policy.obs_batch import obs_tensor
 from ding.policy.registry import POLICY_REGISTRY
 from ding.policy.replay_batch import collate_transitions, done_mask, soft_update, transition
+from ding.utils.accepts import count, fixed, fraction, optional, positive
 
 
 @POLICY_REGISTRY.register("dqn")
@@ -51,53 +55,40 @@ class DQNPolicy(Policy):
 
     config: ClassVar[dict[str, Any]] = {
         "cuda": False,
-        "on_policy": False,
-        "priority": False,
-        "priority_IS_weight": False,
+        "on_policy": fixed(False, note="DQN and its variants learn off-policy"),
+        "priority": fixed(False, note="prioritized replay is not supported"),
+        "priority_IS_weight": fixed(False, note="prioritized replay is not supported"),
         "noisy_net": False,  # noise on in the model's noisy layers (model.noise) while collecting and learning
-        "discount_factor": 0.97,
-        "nstep": 1,
-        "random_collect_size": 0,  # env steps of uniform random actions collected before the first update
+        "discount_factor": fraction(0.97),
+        "nstep": count(1),
+        "random_collect_size": count(0, low=0),  # env steps of uniform random actions collected before the first update
         "model": {
-            "encoder_hidden_size_list": [128, 128, 64],
+            "encoder_hidden_size_list": widths([128, 128, 64]),
             "dueling": True,
-            "head_hidden_size": None,
-            "head_layer_num": 1,
-            "activation": "relu",
+            "head_hidden_size": optional(width()),
+            "head_layer_num": layers(1),
+            "activation": ACTIVATION,
             "noise": False,
         },
         "learn": {
-            "update_per_collect": 3,
-            "batch_size": 64,
-            "learning_rate": 0.001,
-            "target_update_freq": 100,
-            "target_theta": None,
+            "update_per_collect": count(3),
+            "batch_size": count(64),
+            "learning_rate": positive(0.001),
+            "target_update_freq": count(100),
+            "target_theta": optional(fraction()),  # set: a soft update by this share after every update
             "ignore_done": False,
-            "learner": {
-                "hook": {
-                    "log_show_after_iter": 100,
-                    "save_ckpt_after_iter": 10000,
-                    "save_ckpt_after_run": True,
-                    "save_ckpt_after_minutes": None,  # also ckpt/iteration_<N> every that many minutes of wall time
-                },
-            },
+            **learner_section(log_show_after_iter=100),
         },
-        "collect": {"n_sample": 8, "unroll_len": 1},
-        "eval": {"evaluator": {"eval_freq": 1000, "fail_after_episode_steps": None}},  # None: unbounded
-        "other": {
-            "eps": {"type": "exp", "start": 0.95, "end": 0.1, "decay": 10000},
-            # share_frames: store each frame of frame-stack observations once (None: when the env's spec stacks frames)
-            # save_in_checkpoint: ckpt/iteration_<N> holds the replay buffer, and resuming from it restores the buffer
-            "replay_buffer": {"replay_buffer_size": 10000, "share_frames": None, "save_in_checkpoint": False},
-        },
+        "collect": {"n_sample": count(8), "unroll_len": fixed(1, note="samples are one step each")},
+        "eval": evaluator_section(eval_freq=1000),
+        "other": {"eps": eps_section(0.95, 0.1, 10000), "replay_buffer": replay_buffer_section(10000)},
     }
 
     def __init__(self, cfg: Mapping[str, Any] | None = None, model: nn.Module | None = None, seed: int = 0) -> None:
         super().__init__(cfg)
         config = self._cfg
-        self._check_config()
         self._device = policy_device(config.cuda)
-        built = model if model is not None else self._model_from_config(dict(config.model))
+        built = model if model is not None else built_within_memory(lambda: self._model_from_config(dict(config.model)))
         self._check_model(built)
         self._model = built.to(self._device)
         self._target_model = copy.deepcopy(self._model)
@@ -122,33 +113,14 @@ class DQNPolicy(Policy):
         """``nstep`` rewards discounted by ``discount_factor``."""
         return NStepRule(int(cfg["nstep"]), float(cfg["discount_factor"]))
 
-    def _check_config(self) -> None:
-        cfg = self._cfg
-        if cfg.priority or cfg.priority_IS_weight:
-            raise ConfigError("policy.priority / priority_IS_weight: prioritized replay is not supported; set False")
-        if cfg.on_policy:
-            raise ConfigError(f"policy.on_policy: {self.algorithm} learns off-policy; set on_policy=False")
-        if bool(cfg.noisy_net) != bool(cfg.model.noise):
+    @classmethod
+    def check_config(cls, cfg: EasyDict) -> None:
+        """A noisy network needs ``noisy_net`` and ``model.noise`` alike."""
+        if cfg.noisy_net != cfg.model.noise:
             raise ConfigError(
                 f"policy.noisy_net is {cfg.noisy_net!r} but policy.model.noise is {cfg.model.noise!r}: a noisy network "
                 "needs both (model.noise builds the noisy layers, noisy_net turns their noise on); set both or neither"
             )
-        check_number(cfg.discount_factor, "policy.discount_factor", low=0.0, high=1.0, open_low=True)
-        check_number(cfg.nstep, "policy.nstep", integer=True, low=1)
-        check_number(cfg.get("random_collect_size", 0), "policy.random_collect_size", integer=True, low=0)
-        check_number(cfg.learn.update_per_collect, "policy.learn.update_per_collect", integer=True, low=1)
-        check_number(cfg.learn.batch_size, "policy.learn.batch_size", integer=True, low=1)
-        check_number(cfg.learn.learning_rate, "policy.learn.learning_rate", low=0.0, open_low=True)
-        if cfg.learn.target_theta is not None:
-            check_number(cfg.learn.target_theta, "policy.learn.target_theta", low=0.0, high=1.0, open_low=True)
-        else:
-            check_number(cfg.learn.target_update_freq, "policy.learn.target_update_freq", integer=True, low=1)
-        check_number(cfg.collect.n_sample, "policy.collect.n_sample", integer=True, low=1)
-        if cfg.collect.unroll_len != 1:
-            raise ConfigError(
-                f"policy.collect.unroll_len must be 1 for {self.algorithm}, got {cfg.collect.unroll_len!r}"
-            )
-        epsilon_from_config(cfg.other.eps)
 
     # ----- modes ---------------------------------------------------------------------------------
     @property

@@ -3,12 +3,25 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from ding.errors import ConfigError
+from ding.utils.accepts import check_values, one_of, positive, redeclare, unit
 
 EPS_TYPES = ("exp", "linear")
+
+EPS_CONFIG: dict[str, Any] = {
+    "type": one_of(*EPS_TYPES, default="exp"),
+    "start": unit(0.95),
+    "end": unit(0.1),
+    "decay": positive(10000, note="env steps"),
+}
+"""``policy.other.eps``: the schedule's kind, its first and last epsilon and its length in env steps."""
+
+
+def eps_section(start: float, end: float, decay: int | float, type_: str = "exp") -> dict[str, Any]:
+    """The ``other.eps`` section of a policy's config, with these defaults."""
+    return redeclare(EPS_CONFIG, {"type": type_, "start": start, "end": end, "decay": decay})
 
 
 def epsilon_greedy(start: float, end: float, decay: int | float, type_: str = "exp") -> Callable[[int], float]:
@@ -25,21 +38,13 @@ def epsilon_greedy(start: float, end: float, decay: int | float, type_: str = "e
         >>> eps(0), eps(50), eps(100), eps(1000)
         (1.0, 0.525, 0.05, 0.05)
     """
-    if type_ not in EPS_TYPES:
-        raise ConfigError(f"policy.other.eps.type must be one of {', '.join(EPS_TYPES)}, got {type_!r}")
-    for name, value in (("start", start), ("end", end)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
-            raise ConfigError(f"policy.other.eps.{name} must be a number in [0, 1], got {value!r}")
-    if isinstance(decay, bool) or not isinstance(decay, (int, float)) or decay <= 0:
-        raise ConfigError(f"policy.other.eps.decay must be a positive number of env steps, got {decay!r}")
+    check_values(EPS_CONFIG, {"type": type_, "start": start, "end": end, "decay": decay}, "policy.other.eps")
     start, end, decay = float(start), float(end), float(decay)
     if type_ == "exp":
         return lambda step: end + (start - end) * math.exp(-step / decay)
     return lambda step: end if step >= decay else start + (end - start) * step / decay
 
 
-def epsilon_from_config(eps_cfg: Any) -> Callable[[int], float]:
+def epsilon_from_config(eps_cfg: Mapping[str, Any]) -> Callable[[int], float]:
     """The schedule a ``policy.other.eps`` section (``type``, ``start``, ``end``, ``decay``) describes."""
-    if not hasattr(eps_cfg, "get"):
-        raise ConfigError(f"policy.other.eps must be a dict of type, start, end, decay; got {eps_cfg!r}")
-    return epsilon_greedy(eps_cfg.get("start"), eps_cfg.get("end"), eps_cfg.get("decay"), eps_cfg.get("type", "exp"))
+    return epsilon_greedy(eps_cfg["start"], eps_cfg["end"], eps_cfg["decay"], eps_cfg.get("type", "exp"))

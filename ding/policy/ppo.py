@@ -8,21 +8,44 @@ from typing import Any, ClassVar
 
 import numpy as np
 import torch
+from easydict import EasyDict
 from torch import nn
 
+from ding.config.policy_sections import evaluator_section, learner_section
 from ding.config.shapes import MODEL_SPEC_KEYS
 from ding.errors import ConfigError
 from ding.model.mavac import MULTI_AGENT_SHAPE_KEYS, mavac_from_config
 from ding.model.vac import ACTION_SPACES, vac_from_config
-from ding.policy.base import Policy, check_number
+from ding.policy.base import Policy
 from ding.policy.device import policy_device
+from ding.policy.model_keys import ACTIVATION, SIGMA_INIT, built_within_memory, layers, width, widths
 from ding.policy.obs_batch import obs_tensor
 from ding.policy.ppo_math import KL_TYPES, gae_advantages, kl_estimate, ppo_loss
 from ding.policy.ppo_samples import ReturnScale, recompute_advantages
 from ding.policy.registry import POLICY_REGISTRY
+from ding.utils.accepts import count, fixed, fraction, non_negative, one_of, optional, positive, satisfying, unit
+from ding.utils.value_rules import PositiveFloat, UnitFloat, conforms
 from ding.worker.checkpoint import CheckpointError, read_checkpoint
 
 __all__ = ["PPOPolicy", "gae_advantages", "ppo_loss"]
+
+GRAD_CLIP_TYPES = ("clip_norm", "clip_value", None)
+"""``learn.grad_clip_type``: clip the gradients' norm or each value at ``grad_clip_value``, or not at all."""
+
+MODEL_ACTION_SPACE = one_of(*ACTION_SPACES, None, default=None, note="it must agree with policy.action_space")
+"""``model.action_space``: DI-engine's configs repeat the policy's ``action_space`` in the model section."""
+
+LR_SCHEDULE = satisfying(
+    "a dict {'epoch_num': n > 0, 'min_lr_lambda': x in [0, 1]}",
+    lambda v: (
+        isinstance(v, Mapping)
+        and set(v) == {"epoch_num", "min_lr_lambda"}
+        and conforms(PositiveFloat, v["epoch_num"])
+        and conforms(UnitFloat, v["min_lr_lambda"])
+    ),
+    note="the learning rate falls linearly per collection to min_lr_lambda times itself over epoch_num collections",
+)
+"""``learn.lr_scheduler``: DI-engine's linear schedule of the learning rate."""
 
 
 @POLICY_REGISTRY.register("ppo")
@@ -61,76 +84,74 @@ class PPOPolicy(Policy):
 
     config: ClassVar[dict[str, Any]] = {
         "cuda": False,
-        "on_policy": True,
-        "priority": False,
-        "priority_IS_weight": False,
+        "on_policy": fixed(True, note="PPO learns on-policy"),
+        "priority": fixed(False, note="prioritized replay is not supported"),
+        "priority_IS_weight": fixed(False, note="prioritized replay is not supported"),
         "recompute_adv": True,
-        "action_space": "discrete",
-        "nstep_return": False,
+        "action_space": one_of(*ACTION_SPACES, default="discrete"),
+        "nstep_return": fixed(False, note="advantages are GAE"),
         "multi_agent": False,
-        "transition_with_policy_data": True,
+        "transition_with_policy_data": fixed(True, note="samples keep the policy's log-probabilities and values"),
         "model": {
-            "encoder_hidden_size_list": [64, 64, 128],
-            "actor_head_hidden_size": 128,
-            "actor_head_layer_num": 1,
-            "critic_head_hidden_size": 128,
-            "critic_head_layer_num": 1,
+            "encoder_hidden_size_list": widths([64, 64, 128]),
+            "actor_head_hidden_size": width(128),
+            "actor_head_layer_num": layers(1),
+            "critic_head_hidden_size": width(128),
+            "critic_head_layer_num": layers(1),
             "share_encoder": True,
-            "activation": "relu",
-            "sigma_init": 0.0,
-            "sigma_type": "independent",
-            "bound_type": None,
-            "action_space": None,  # the policy's action_space; given here, it must agree
+            "activation": ACTIVATION,
+            "sigma_init": SIGMA_INIT,
+            "sigma_type": fixed("independent", note="a state-independent log std"),
+            "bound_type": one_of("tanh", None, default=None, note="'tanh' squashes the mean into [-1, 1]"),
+            "action_space": MODEL_ACTION_SPACE,  # the policy's action_space; given here, it must agree
         },
         "learn": {
-            "epoch_per_collect": 10,
-            "update_per_collect": None,  # DI-engine's key; on-policy PPO counts epoch_per_collect
-            "batch_size": 64,
-            "learning_rate": 0.0003,
-            "lr_scheduler": None,
-            "value_weight": 0.5,
-            "entropy_weight": 0.0,
-            "clip_ratio": 0.2,
+            "epoch_per_collect": count(10),
+            "update_per_collect": optional(count(), note="DI-engine's key; on-policy PPO counts epoch_per_collect"),
+            "batch_size": count(64),
+            "learning_rate": positive(0.0003),
+            "lr_scheduler": optional(LR_SCHEDULE),
+            "value_weight": non_negative(0.5),
+            "entropy_weight": non_negative(0.0),
+            "clip_ratio": positive(0.2),
             "adv_norm": True,
             "value_norm": True,
             "ppo_param_init": True,
-            "grad_clip_type": "clip_norm",
-            "grad_clip_value": 0.5,
+            "grad_clip_type": one_of(*GRAD_CLIP_TYPES, default="clip_norm"),
+            "grad_clip_value": optional(positive(0.5), note="None: no clipping"),
             "ignore_done": False,
-            "kl_type": "k1",
-            "kl_beta": 0.0,
-            "pretrained_model_path": None,
-            "learner": {
-                "hook": {
-                    "log_show_after_iter": 100,
-                    "save_ckpt_after_iter": 10000,
-                    "save_ckpt_after_run": True,
-                    "save_ckpt_after_minutes": None,  # also ckpt/iteration_<N> every that many minutes of wall time
-                },
-            },
+            "kl_type": one_of(*KL_TYPES, default="k1"),
+            "kl_beta": non_negative(0.0),
+            "pretrained_model_path": optional(str, note="a checkpoint of the same model"),
+            **learner_section(log_show_after_iter=100),
         },
-        "collect": {"n_sample": 64, "unroll_len": 1, "discount_factor": 0.99, "gae_lambda": 0.95},
-        "eval": {"evaluator": {"eval_freq": 1000, "fail_after_episode_steps": None}},  # None: unbounded
+        "collect": {
+            "n_sample": count(64),
+            "unroll_len": fixed(1, note="samples are one step each"),
+            "discount_factor": fraction(0.99),
+            "gae_lambda": unit(0.95),
+        },
+        "eval": evaluator_section(eval_freq=1000),
     }
 
     MULTI_AGENT_MODEL: ClassVar[dict[str, Any]] = {
-        "actor_head_hidden_size": 256,
-        "actor_head_layer_num": 2,
-        "critic_head_hidden_size": 512,
-        "critic_head_layer_num": 1,
-        "activation": "relu",
-        "sigma_init": 0.0,
-        "action_space": None,
+        "actor_head_hidden_size": width(256),
+        "actor_head_layer_num": layers(2),
+        "critic_head_hidden_size": width(512),
+        "critic_head_layer_num": layers(1),
+        "activation": ACTIVATION,
+        "sigma_init": SIGMA_INIT,
+        "action_space": MODEL_ACTION_SPACE,
     }
     """The model defaults with ``multi_agent`` (DI-engine's ``mavac``)."""
 
     @classmethod
-    def defaults_for(cls, user: Mapping[str, Any]) -> dict[str, Any]:
-        """PPO's defaults; with ``multi_agent`` the model section is MAVAC's."""
-        defaults = super().defaults_for(user)
+    def declared_for(cls, user: Mapping[str, Any]) -> dict[str, Any]:
+        """PPO's declared config; with ``multi_agent`` the model section is MAVAC's."""
+        declared = super().declared_for(user)
         if user.get("multi_agent"):
-            defaults["model"] = {**dict.fromkeys(MULTI_AGENT_SHAPE_KEYS), **cls.MULTI_AGENT_MODEL}
-        return defaults
+            declared["model"] = {**dict.fromkeys(MULTI_AGENT_SHAPE_KEYS), **cls.MULTI_AGENT_MODEL}
+        return declared
 
     @classmethod
     def model_spec_keys(cls, user: Mapping[str, Any]) -> tuple[str, ...]:
@@ -139,11 +160,10 @@ class PPOPolicy(Policy):
     def __init__(self, cfg: Mapping[str, Any] | None = None, model: nn.Module | None = None, seed: int = 0) -> None:
         super().__init__(cfg)
         config = self._cfg
-        self._check_config()
         self._device = policy_device(config.cuda)
         self._continuous = config.action_space == "continuous"
         self._multi_agent = bool(config.get("multi_agent", False))
-        self._model = (model if model is not None else self._build_model()).to(self._device)
+        self._model = (model if model is not None else built_within_memory(self._build_model)).to(self._device)
         self._optimizer = torch.optim.Adam(self._model.parameters(), lr=config.learn.learning_rate)
         self._gamma = float(config.collect.discount_factor)
         self._lambda = float(config.collect.gae_lambda)
@@ -197,64 +217,15 @@ class PPOPolicy(Policy):
             self._optimizer, lambda n: max(1.0 - n * (1.0 - min_lambda) / epoch_num, min_lambda)
         )
 
-    def _check_config(self) -> None:
-        cfg = self._cfg
-        if not cfg.on_policy:
-            raise ConfigError(f"policy.on_policy: {self.algorithm} learns on-policy; set on_policy=True")
-        if cfg.action_space not in ACTION_SPACES:
-            raise ConfigError(f"policy.action_space must be one of {list(ACTION_SPACES)}, got {cfg.action_space!r}")
-        self._check_model_action_space()
-        for key, allowed in (
-            ("priority", False),
-            ("priority_IS_weight", False),
-            ("nstep_return", False),
-            ("transition_with_policy_data", True),
-        ):
-            if key in cfg and cfg[key] is not allowed:
-                raise ConfigError(f"policy.{key}: {self.algorithm} supports only {allowed}, got {cfg[key]!r}")
-        learn, collect = cfg.learn, cfg.collect
-        check_number(learn.epoch_per_collect, "policy.learn.epoch_per_collect", integer=True, low=1)
-        check_number(learn.batch_size, "policy.learn.batch_size", integer=True, low=1)
-        check_number(learn.learning_rate, "policy.learn.learning_rate", low=0.0, open_low=True)
-        check_number(learn.value_weight, "policy.learn.value_weight", low=0.0)
-        check_number(learn.entropy_weight, "policy.learn.entropy_weight", low=0.0)
-        check_number(learn.clip_ratio, "policy.learn.clip_ratio", low=0.0, open_low=True)
-        if learn.grad_clip_value is not None:
-            check_number(learn.grad_clip_value, "policy.learn.grad_clip_value", low=0.0, open_low=True)
-        self._check_learn_extras(learn)
-        check_number(collect.n_sample, "policy.collect.n_sample", integer=True, low=1)
-        if collect.unroll_len != 1:
-            raise ConfigError(f"policy.collect.unroll_len must be 1 for {self.algorithm}, got {collect.unroll_len!r}")
-        check_number(collect.discount_factor, "policy.collect.discount_factor", low=0.0, high=1.0, open_low=True)
-        check_number(collect.gae_lambda, "policy.collect.gae_lambda", low=0.0, high=1.0)
-
-    def _check_model_action_space(self) -> None:
+    @classmethod
+    def check_config(cls, cfg: EasyDict) -> None:
         """DI-engine configs repeat ``action_space`` in the model section; it must agree with the policy's."""
-        cfg = self._cfg
         model_space = cfg.model.get("action_space")
         if model_space is not None and model_space != cfg.action_space:
             raise ConfigError(
                 f"policy.model.action_space is {model_space!r} but policy.action_space is {cfg.action_space!r}; "
                 "they must agree (or leave the model's out)"
             )
-
-    def _check_learn_extras(self, learn: Mapping[str, Any]) -> None:
-        """DI-engine's further ``learn`` keys: gradient clipping, KL penalty, learning-rate schedule, one device."""
-        clip_type = learn.get("grad_clip_type", "clip_norm")
-        if clip_type not in GRAD_CLIP_TYPES:
-            raise ConfigError(f"policy.learn.grad_clip_type must be one of {list(GRAD_CLIP_TYPES)}, got {clip_type!r}")
-        if learn.get("kl_type", "k1") not in KL_TYPES:
-            raise ConfigError(f"policy.learn.kl_type must be one of {list(KL_TYPES)}, got {learn.get('kl_type')!r}")
-        check_number(learn.get("kl_beta", 0.0), "policy.learn.kl_beta", low=0.0)
-        schedule = learn.get("lr_scheduler")
-        if schedule is not None:
-            if not isinstance(schedule, Mapping) or set(schedule) != {"epoch_num", "min_lr_lambda"}:
-                raise ConfigError(
-                    "policy.learn.lr_scheduler must be None or {'epoch_num': n, 'min_lr_lambda': x}, got "
-                    f"{schedule!r}"
-                )
-            check_number(schedule["epoch_num"], "policy.learn.lr_scheduler.epoch_num", low=0.0, open_low=True)
-            check_number(schedule["min_lr_lambda"], "policy.learn.lr_scheduler.min_lr_lambda", low=0.0, high=1.0)
 
     # ----- modes ---------------------------------------------------------------------------------
     def _update_per_collect(self) -> int:
@@ -518,10 +489,6 @@ class PPOPolicy(Policy):
         self._model.load_state_dict(state["model"])
         if self._return_scale is not None and "return_scale" in state:  # the critic's values are on its scale
             self._return_scale.load_state_dict(state["return_scale"])
-
-
-GRAD_CLIP_TYPES = ("clip_norm", "clip_value", None)
-"""``learn.grad_clip_type``: clip the gradients' norm or each value at ``grad_clip_value``, or not at all."""
 
 
 def _numbers(row: torch.Tensor | np.ndarray | float) -> Any:

@@ -9,9 +9,10 @@ import torch
 from torch import nn
 
 from ding.model.qrdqn import QRDQN, qrdqn_from_config
-from ding.policy.base import check_number
 from ding.policy.dqn import DQNPolicy
+from ding.policy.model_keys import ACTIVATION, layers, width, widths
 from ding.policy.registry import POLICY_REGISTRY
+from ding.utils.accepts import count, non_negative, optional
 
 
 def quantile_huber_loss(quantiles: torch.Tensor, target: torch.Tensor, tau: torch.Tensor, kappa: float) -> torch.Tensor:
@@ -59,14 +60,14 @@ class QRDQNPolicy(DQNPolicy):
     config: ClassVar[dict[str, Any]] = {
         **DQNPolicy.config,
         "model": {
-            "encoder_hidden_size_list": [128, 128, 64],
-            "head_hidden_size": None,
-            "head_layer_num": 1,
-            "activation": "relu",
+            "encoder_hidden_size_list": widths([128, 128, 64]),
+            "head_hidden_size": optional(width()),
+            "head_layer_num": layers(1),
+            "activation": ACTIVATION,
             "noise": False,
-            "num_quantiles": 32,
+            "num_quantiles": count(32),
         },
-        "learn": {**DQNPolicy.config["learn"], "kappa": 1.0},
+        "learn": {**DQNPolicy.config["learn"], "kappa": non_negative(1.0, note="0: the absolute error")},
     }
 
     @staticmethod
@@ -76,10 +77,6 @@ class QRDQNPolicy(DQNPolicy):
     def _check_model(self, model: nn.Module) -> None:
         if not isinstance(model, QRDQN):
             raise TypeError(f"a QRDQN policy needs a QRDQN model (quantiles per action), got {type(model).__name__}")
-
-    def _check_config(self) -> None:
-        super()._check_config()
-        check_number(self._cfg.learn.kappa, "policy.learn.kappa", low=0.0)
 
     def target_quantiles(self, data: Mapping[str, torch.Tensor]) -> torch.Tensor:
         """The target quantiles (``(batch, num_quantiles)``) of a collated batch (no gradient)."""

@@ -15,9 +15,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ding.errors import ConfigError
-from ding.policy.base import Policy, check_number
+from ding.policy.base import Policy
 from ding.policy.device import policy_device
+from ding.policy.model_keys import built_within_memory
 from ding.policy.nstep import NStepRule
 from ding.policy.obs_batch import obs_tensor
 from ding.policy.replay_batch import done_mask, soft_update
@@ -28,9 +28,9 @@ class ReplayActorCritic(Policy):
     (the learning rates under :attr:`critic_rate_key` and :attr:`actor_rate_key` of ``learn``), and a target copy
     moved towards the model by ``learn.target_theta`` after every update.
 
-    Subclasses build the model (:meth:`_build_model`), check their own keys (:meth:`_check_own_config`), act, and
-    learn (ending each update with :meth:`_end_update`); :meth:`_extra_state` / :meth:`_load_extra_state` carry
-    more state in checkpoints.
+    Subclasses declare their keys (``config``), build the model (:meth:`_build_model`), act, and learn (ending each
+    update with :meth:`_end_update`); :meth:`_extra_state` / :meth:`_load_extra_state` carry more state in
+    checkpoints.
     """
 
     critic_rate_key: ClassVar[str] = "learning_rate_q"
@@ -41,9 +41,10 @@ class ReplayActorCritic(Policy):
     def __init__(self, cfg: Mapping[str, Any] | None = None, model: nn.Module | None = None, seed: int = 0) -> None:
         super().__init__(cfg)
         config = self._cfg
-        self._check_config()
         self._device = policy_device(config.cuda)
-        built: Any = self._build_model(model).to(self._device)
+        built: Any = (
+            self._build_model(model) if model is not None else built_within_memory(lambda: self._build_model(None))
+        ).to(self._device)
         self._model: Any = built
         self._target_model: Any = copy.deepcopy(built)
         self._target_model.requires_grad_(False)
@@ -57,34 +58,10 @@ class ReplayActorCritic(Policy):
     def _build_model(self, model: nn.Module | None) -> nn.Module:
         """``model``, checked, or the one ``policy.model`` describes."""
 
-    @abstractmethod
-    def _check_own_config(self) -> None: ...
-
     @classmethod
     def nstep_rule_of(cls, cfg: Mapping[str, Any]) -> NStepRule:
         """One-step samples discounted by ``learn.discount_factor``."""
         return NStepRule(1, float(cfg["learn"]["discount_factor"]))
-
-    def _check_config(self) -> None:
-        cfg = self._cfg
-        learn = cfg.learn
-        if cfg.priority or cfg.priority_IS_weight:
-            raise ConfigError("policy.priority / priority_IS_weight: prioritized replay is not supported; set False")
-        if cfg.on_policy:
-            raise ConfigError(f"policy.on_policy: {self.algorithm} learns off-policy; set on_policy=False")
-        check_number(cfg.random_collect_size, "policy.random_collect_size", integer=True, low=0)
-        check_number(learn.update_per_collect, "policy.learn.update_per_collect", integer=True, low=1)
-        check_number(learn.batch_size, "policy.learn.batch_size", integer=True, low=1)
-        for key in (self.critic_rate_key, self.actor_rate_key):
-            check_number(learn[key], f"policy.learn.{key}", low=0.0, open_low=True)
-        check_number(learn.target_theta, "policy.learn.target_theta", low=0.0, high=1.0, open_low=True)
-        check_number(learn.discount_factor, "policy.learn.discount_factor", low=0.0, high=1.0, open_low=True)
-        check_number(cfg.collect.n_sample, "policy.collect.n_sample", integer=True, low=1)
-        if cfg.collect.unroll_len != 1:
-            raise ConfigError(
-                f"policy.collect.unroll_len must be 1 for {self.algorithm}, got {cfg.collect.unroll_len!r}"
-            )
-        self._check_own_config()
 
     @property
     def learn_iter(self) -> int:

@@ -9,11 +9,14 @@ import numpy as np
 import torch
 from torch import nn
 
+from ding.config.policy_sections import evaluator_section, learner_section, replay_buffer_section
 from ding.errors import ConfigError
 from ding.model.qac import QAC, qac_from_config
+from ding.policy.model_keys import ACTIVATION, layers, width
 from ding.policy.registry import POLICY_REGISTRY
 from ding.policy.replay_batch import collate_transitions, transition
-from ding.policy.soft_actor_critic import SoftActorCritic
+from ding.policy.soft_actor_critic import SOFT_ACTOR_CRITIC_LEARN, SoftActorCritic
+from ding.utils.accepts import count, fixed, optional, sizes
 
 
 @POLICY_REGISTRY.register("sac")
@@ -46,48 +49,30 @@ class SACPolicy(SoftActorCritic):
 
     config: ClassVar[dict[str, Any]] = {
         "cuda": False,
-        "on_policy": False,
-        "priority": False,
-        "priority_IS_weight": False,
-        "random_collect_size": 10000,
+        "on_policy": fixed(False, note="SAC learns off-policy"),
+        "priority": fixed(False, note="prioritized replay is not supported"),
+        "priority_IS_weight": fixed(False, note="prioritized replay is not supported"),
+        "random_collect_size": count(10000, low=0),
         "model": {
             "twin_critic": True,
-            "actor_head_hidden_size": 256,
-            "actor_head_layer_num": 2,
-            "critic_head_hidden_size": 256,
-            "critic_head_layer_num": 2,
-            "activation": "relu",
-            "encoder_hidden_size_list": None,
-            "action_space": "reparameterization",  # DI-engine's name for SAC's tanh-squashed Gaussian actor
+            "actor_head_hidden_size": width(256),
+            "actor_head_layer_num": layers(2),
+            "critic_head_hidden_size": width(256),
+            "critic_head_layer_num": layers(2),
+            "activation": ACTIVATION,
+            "encoder_hidden_size_list": optional(sizes()),
+            "action_space": fixed("reparameterization", note="DI-engine's name for SAC's tanh-squashed Gaussian actor"),
         },
         "learn": {
-            "update_per_collect": 1,
-            "reparameterization": True,  # DI-engine's key: the actor learns through reparameterized samples
-            "batch_size": 256,
-            "learning_rate_q": 3e-4,
-            "learning_rate_policy": 3e-4,
-            "learning_rate_alpha": 3e-4,
-            "target_theta": 0.005,
-            "discount_factor": 0.99,
-            "alpha": 0.2,
-            "auto_alpha": True,
-            "log_space": True,
-            "target_entropy": None,
-            "ignore_done": False,
-            "learner": {
-                "hook": {
-                    "log_show_after_iter": 1000,
-                    "save_ckpt_after_iter": 10000,
-                    "save_ckpt_after_run": True,
-                    "save_ckpt_after_minutes": None,  # also ckpt/iteration_<N> every that many minutes of wall time
-                },
-            },
+            "update_per_collect": count(1),
+            "reparameterization": fixed(True, note="the actor learns through reparameterized samples"),
+            "batch_size": count(256),
+            **SOFT_ACTOR_CRITIC_LEARN,
+            **learner_section(log_show_after_iter=1000),
         },
-        "collect": {"n_sample": 1, "unroll_len": 1},
-        "eval": {"evaluator": {"eval_freq": 5000, "fail_after_episode_steps": None}},  # None: unbounded
-        # share_frames: store each frame of frame-stack observations once (None: when the env's spec stacks frames)
-        # save_in_checkpoint: ckpt/iteration_<N> holds the replay buffer, and resuming from it restores the buffer
-        "other": {"replay_buffer": {"replay_buffer_size": 1000000, "share_frames": None, "save_in_checkpoint": False}},
+        "collect": {"n_sample": count(1), "unroll_len": fixed(1, note="samples are one step each")},
+        "eval": evaluator_section(eval_freq=5000),
+        "other": {"replay_buffer": replay_buffer_section(1000000)},
     }
 
     def _build_model(self, model: nn.Module | None) -> QAC:
@@ -99,19 +84,6 @@ class SACPolicy(SoftActorCritic):
 
     def _default_target_entropy(self) -> float:
         return -float(self._model.action_size)
-
-    def _check_own_config(self) -> None:
-        cfg = self._cfg
-        if cfg.learn.reparameterization is not True:
-            raise ConfigError(
-                f"policy.learn.reparameterization must be True (SAC's actor learns through reparameterized samples), "
-                f"got {cfg.learn.reparameterization!r}"
-            )
-        if cfg.model.action_space != "reparameterization":
-            raise ConfigError(
-                f"policy.model.action_space must be 'reparameterization' (SAC's tanh-squashed Gaussian actor), got "
-                f"{cfg.model.action_space!r}"
-            )
 
     @property
     def model(self) -> QAC:

@@ -9,9 +9,23 @@ from typing import Any
 import torch
 from torch import nn
 
-from ding.policy.base import check_number
 from ding.policy.replay_actor_critic import ReplayActorCritic
 from ding.policy.temperature import Temperature
+from ding.utils.accepts import fraction, number, optional, positive
+
+SOFT_ACTOR_CRITIC_LEARN: dict[str, Any] = {
+    "learning_rate_q": positive(3e-4),
+    "learning_rate_policy": positive(3e-4),
+    "learning_rate_alpha": positive(3e-4),
+    "target_theta": fraction(0.005),
+    "discount_factor": fraction(0.99),
+    "alpha": positive(0.2),
+    "auto_alpha": True,
+    "log_space": True,
+    "target_entropy": optional(number(), note="None: the policy's default"),
+    "ignore_done": False,
+}
+"""The ``learn`` keys SAC and discrete SAC share: learning rates, target updates and the temperature."""
 
 
 class SoftActorCritic(ReplayActorCritic):
@@ -31,14 +45,6 @@ class SoftActorCritic(ReplayActorCritic):
 
     @abstractmethod
     def _default_target_entropy(self) -> float: ...
-
-    def _check_config(self) -> None:
-        learn = self._cfg.learn
-        for key in ("learning_rate_alpha", "alpha"):
-            check_number(learn[key], f"policy.learn.{key}", low=0.0, open_low=True)
-        if learn.target_entropy is not None:
-            check_number(learn.target_entropy, "policy.learn.target_entropy")
-        super()._check_config()
 
     @property
     def alpha(self) -> float:

@@ -6,6 +6,7 @@ from typing import Any, ClassVar
 
 from ding.policy.ddpg import DDPGPolicy
 from ding.policy.registry import POLICY_REGISTRY
+from ding.utils.accepts import redeclare
 
 
 @POLICY_REGISTRY.register("td3")
@@ -21,8 +22,6 @@ class TD3Policy(DDPGPolicy):
 
     algorithm = "TD3"
 
-    config: ClassVar[dict[str, Any]] = {
-        **DDPGPolicy.config,
-        "model": {**DDPGPolicy.config["model"], "twin_critic": True},
-        "learn": {**DDPGPolicy.config["learn"], "actor_update_freq": 2, "noise": True},
-    }
+    config: ClassVar[dict[str, Any]] = redeclare(
+        DDPGPolicy.config, {"model": {"twin_critic": True}, "learn": {"actor_update_freq": 2, "noise": True}}
+    )

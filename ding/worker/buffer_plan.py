@@ -11,7 +11,6 @@ buffer fits in memory: all from the env's spec trace and the policy's config, be
 from __future__ import annotations
 
 import dataclasses
-import pathlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -131,19 +130,6 @@ def build_replay_buffer(
             raise ConfigError("the frame-sharing replay buffer needs the policy's n-step rule; the policy states none")
         return FrameStackReplayBuffer(plan.capacity, env_spaces.observation, nstep_rule, seed=seed)
     return NaiveReplayBuffer(plan.capacity, seed=seed)
-
-
-def mem_available(meminfo: str | pathlib.Path = "/proc/meminfo") -> int | None:
-    """``MemAvailable`` in bytes (the kernel's estimate of what can be allocated without swapping), or None where
-    the kernel does not report it."""
-    try:
-        lines = pathlib.Path(meminfo).read_text().splitlines()
-    except OSError:
-        return None
-    for line in lines:
-        if line.startswith("MemAvailable:"):
-            return int(line.split()[1]) * 1024
-    return None
 
 
 def check_replay_memory(plan: ReplayPlan, env_count: int, available: int) -> None:

@@ -11,9 +11,12 @@ from typing import Any
 
 import numpy as np
 
+from ding.config.policy_sections import EVALUATOR
+from ding.envs.base_env import COMMON_ENV_CONFIG
 from ding.envs.env_manager import BaseEnvManager
-from ding.errors import ConfigError, EnvManagerError
+from ding.errors import EnvManagerError
 from ding.policy.base import EvalMode
+from ding.utils.accepts import check_value
 from ding.worker.eval_video import EvalVideos
 from ding.worker.logger import LOGGER, duration_text
 
@@ -40,8 +43,7 @@ def episode_step_bound(value: Any) -> int | None:
     >>> episode_step_bound(None), episode_step_bound(10_000)
     (None, 10000)
     """
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-        raise ConfigError(f"{BOUND_KEY} must be an int >= 1 or None (no bound), got {value!r}")
+    check_value(EVALUATOR, "fail_after_episode_steps", value, BOUND_KEY)
     return value
 
 
@@ -139,12 +141,9 @@ class InteractionSerialEvaluator:
         progress_interval: float = 5.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        if not isinstance(n_episode, int) or isinstance(n_episode, bool) or n_episode < 1:
-            raise ConfigError(f"env.n_evaluator_episode must be an int >= 1, got {n_episode!r}")
-        if not isinstance(eval_freq, int) or isinstance(eval_freq, bool) or eval_freq < 1:
-            raise ConfigError(f"policy.eval.evaluator.eval_freq must be an int >= 1, got {eval_freq!r}")
-        if stop_value is not None and (isinstance(stop_value, bool) or not isinstance(stop_value, (int, float))):
-            raise ConfigError(f"env.stop_value must be a number or None, got {stop_value!r}")
+        check_value(COMMON_ENV_CONFIG, "n_evaluator_episode", n_episode, "env.n_evaluator_episode")
+        check_value(COMMON_ENV_CONFIG, "stop_value", stop_value, "env.stop_value")
+        check_value(EVALUATOR, "eval_freq", eval_freq, "policy.eval.evaluator.eval_freq")
         self._env = env
         self._policy = policy
         self._n_episode = n_episode

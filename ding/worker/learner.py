@@ -9,8 +9,9 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ding.errors import ConfigError
+from ding.config.policy_sections import LEARNER_HOOK
 from ding.policy.base import LearnMode
+from ding.utils.accepts import check_values, plain_defaults
 from ding.worker.checkpoint import CheckpointError, iteration_ckpt_name, save_checkpoint
 from ding.worker.interrupt import critical_section
 from ding.worker.logger import ExperimentLogger
@@ -47,10 +48,12 @@ class BaseLearner:
         hook: Mapping[str, Any] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        hook = dict(hook or {})
-        self._log_every = _positive_int(hook.get("log_show_after_iter", 100), "log_show_after_iter")
-        self._ckpt_every = _positive_int(hook.get("save_ckpt_after_iter", 10000), "save_ckpt_after_iter")
-        self._ckpt_seconds = _minutes(hook.get("save_ckpt_after_minutes"), "save_ckpt_after_minutes")
+        hook = {**plain_defaults(LEARNER_HOOK), **dict(hook or {})}
+        check_values(LEARNER_HOOK, hook, "policy.learn.learner.hook")
+        self._log_every: int = hook["log_show_after_iter"]
+        self._ckpt_every: int = hook["save_ckpt_after_iter"]
+        minutes = hook["save_ckpt_after_minutes"]
+        self._ckpt_seconds = None if minutes is None else float(minutes) * 60.0
         self._clock = clock
         self._last_resume_ckpt = clock()
         self._resume_state: dict[str, Callable[[], Any]] = {}
@@ -168,18 +171,3 @@ def load_replay_buffer(buffer: Any, state: Mapping[str, Any], source: str | os.P
     except (KeyError, TypeError, ValueError) as err:
         raise CheckpointError(f"checkpoint {source}: its replay buffer cannot be restored: {err}") from err
     return len(buffer)
-
-
-def _minutes(value: Any, key: str) -> float | None:
-    """``value`` minutes in seconds (None stays None)."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-        raise ConfigError(f"policy.learn.learner.hook.{key} must be a number > 0 or None, got {value!r}")
-    return float(value) * 60.0
-
-
-def _positive_int(value: Any, key: str) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise ConfigError(f"policy.learn.learner.hook.{key} must be an int >= 1, got {value!r}")
-    return value

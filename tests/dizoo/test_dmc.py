@@ -149,9 +149,9 @@ def test_bad_config_values_are_named() -> None:
         DMCAdapter("walker", "wlak")
     with pytest.raises(ConfigError, match=r"grayscale needs from_pixels=True"):
         DMCEnv.spaces_from_config({"grayscale": True})
-    with pytest.raises(ConfigError, match=r"frame_stack must be a positive int, got 0"):
+    with pytest.raises(ConfigError, match=r"frame_stack must be an int in \[1, 256\], got 0"):
         DMCEnv.spaces_from_config({"frame_stack": 0})
-    with pytest.raises(ConfigError, match=r"height must be a positive int, got -1"):
+    with pytest.raises(ConfigError, match=r"height must be an int in \[1, 480\] \(.*\), got -1"):
         DMCEnv.spaces_from_config({"from_pixels": True, "height": -1})
     with pytest.raises(ConfigError, match=r"frame_skip must be a positive int, got 1.5"):
         DMCAdapter("cartpole", "swingup", frame_skip=1.5)  # type: ignore[arg-type]

@@ -135,7 +135,7 @@ def test_bad_config_values_are_named() -> None:
         ConfigError, match=r"config key 'env.norm_obs' must be a dict \(of clip_range, use_norm, warmup\)"
     ):
         MujocoEnv.spaces_from_config({"norm_obs": True})
-    with pytest.raises(ConfigError, match=r"max_episode_steps must be a positive int or None, got 0"):
+    with pytest.raises(ConfigError, match=r"max_episode_steps must be a positive int or None \(.*\), got 0"):
         MujocoEnv({"max_episode_steps": 0})
     main = {"env": {"env_id": "Walker2d-v5", "norm_obs": {"use_nrom": True}}, "policy": {}}
     with pytest.raises(ConfigError, match=r"env.norm_obs.use_nrom.*Did you mean 'use_norm'"):
@@ -198,7 +198,7 @@ def test_delay_reward_step_releases_summed_rewards_every_k_steps_and_at_the_end(
         "eval_episode_return()",
         "delay_reward(delay_reward_step=4)",
     ]
-    with pytest.raises(ConfigError, match=r"delay_reward_step must be an int >= 0 .* got -1"):
+    with pytest.raises(ConfigError, match=r"delay_reward_step must be an int in \[0, 10000\] .* got -1"):
         MujocoEnv.spaces_from_config({"delay_reward_step": -1})
 
 
@@ -274,7 +274,7 @@ def test_mujoco_disc_env_acts_on_a_grid_of_the_action_box() -> None:
     ("cfg", "match"),
     [
         ({}, "each_dim_disc_size is required"),
-        ({"each_dim_disc_size": 1}, "each_dim_disc_size must be an int >= 2, got 1"),
+        ({"each_dim_disc_size": 1}, "each_dim_disc_size must be an int >= 2 or None"),
         ({"each_dim_disc_size": 3, "act_scale": True}, "act_scale=True concerns continuous actions"),
         ({"each_dim_disc_size": 3, "action_clip": True}, "action_clip=True concerns continuous actions"),
         ({"each_dim_disc_size": 3, "action_bins_per_branch": 3}, "action_bins_per_branch is the 'mujoco' env's"),

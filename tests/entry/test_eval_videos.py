@@ -163,5 +163,5 @@ def test_evaluator_and_collector_videos_may_not_share_a_directory(tmp_path: path
         serial_pipeline(CARTPOLE, root=tmp_path, video=tmp_path / "v", collector_video=tmp_path / "v")
     main_config, create_config = read_config(CARTPOLE)
     main_config.env.replay_path = 3
-    with pytest.raises(ConfigError, match=r"env.replay_path must be a directory path or None, got 3"):
+    with pytest.raises(ConfigError, match=r"env\.replay_path must be a str or None \(a directory path .*\), got 3"):
         serial_pipeline((main_config, create_config), root=tmp_path)

@@ -101,7 +101,7 @@ def test_the_bound_is_validated(tmp_path: pathlib.Path, bound: object) -> None:
     result = ding(tmp_path, "-m", "serial", "-c", "cfg.py", "--train-iter", "2")
     assert result.returncode == 2
     assert result.stderr.strip() == (
-        "ding: error: policy.eval.evaluator.fail_after_episode_steps must be an int >= 1 or None (no bound), "
+        "ding: error: policy.eval.evaluator.fail_after_episode_steps must be a positive int or None (None: unbounded), "
         f"got {bound!r}"
     )
     assert sorted(p.name for p in tmp_path.iterdir() if p.name != "__pycache__") == ["cfg.py", "endless_walk_env.py"]

@@ -15,7 +15,7 @@ from ding.config import read_config
 from ding.entry import serial_pipeline
 from ding.entry.cli import main
 from ding.errors import ConfigError
-from ding.worker.buffer_plan import mem_available
+from ding.utils.memory import mem_available
 from tests.worker.frame_envs import frames_cfg
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]

@@ -76,7 +76,7 @@ def test_collector_and_evaluator_cfgs_are_independent_copies() -> None:
     assert all(c.is_train for c in collectors) and not any(e.is_train for e in evaluators)
     collectors[0].nested.x.append(2)
     assert collectors[1].nested.x == [1] and cfg == before and "is_train" not in cfg
-    with pytest.raises(ValueError, match="collector_env_num must be a positive int, got 0"):
+    with pytest.raises(ValueError, match=r"collector_env_num must be an int in \[1, 1024\] \(.*\), got 0"):
         CountingEnv.create_collector_env_cfg({"collector_env_num": 0})
 
 

@@ -217,7 +217,7 @@ def test_save_replay_records_the_episode(tmp_path: Any) -> None:
         ({"env_id": "mpe2.simple_sprad_v3"}, "cannot import module 'mpe2.simple_sprad_v3'"),
         ({"env_id": "mpe2:no_factory"}, "module 'mpe2' has no callable 'no_factory'"),
         ({"env_id": None}, "env_id must name a ParallelEnv factory"),
-        ({**SPREAD, "shared_reward": 1}, "shared_reward must be True or False, got 1"),
+        ({**SPREAD, "shared_reward": 1}, "shared_reward must be a bool, got 1"),
         ({**SPREAD, "joint_action": True, "env_kwargs": {"continuous_actions": True}}, "joint_action needs a Discrete"),
         ({**SPREAD, "env_kwargs": [1]}, "env_kwargs' must be a dict"),
         ({**SPREAD, "n_agents": 3}, "n_agents"),

@@ -228,7 +228,7 @@ def test_the_registered_type_wraps_a_registered_env_config() -> None:
 
 
 def test_bad_arguments_raise() -> None:
-    with pytest.raises(ConfigError, match="spare_envs must be an int >= 0; got -1"):
+    with pytest.raises(ConfigError, match=r"env\.spare_envs must be an int >= 0 \(instances reset ahead\), got -1"):
         SpareEnvs({"spare_envs": -1}, env_fn=SlowResetCartPole)
     with pytest.raises(ConfigError, match="no env to wrap"):
         SpareEnvs({"spare_envs": 1})

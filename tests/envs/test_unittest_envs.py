@@ -115,9 +115,9 @@ def test_mixed_env_pays_a_consistent_pair() -> None:
 
 
 def test_bad_configs_and_actions_are_refused() -> None:
-    with pytest.raises(ConfigError, match="ValueUnittestEnv: episode_length must be a positive int; got 0"):
+    with pytest.raises(ConfigError, match=r"env\.episode_length must be a positive int, got 0"):
         ValueUnittestEnv({"episode_length": 0})
-    with pytest.raises(ConfigError, match=r"action_type must be one of \('discrete', 'continuous'\); got 'binary'"):
+    with pytest.raises(ConfigError, match=r"env\.action_type must be one of 'discrete', 'continuous', got 'binary'"):
         PolicyUnittestEnv({"action_type": "binary"})
     with pytest.raises(ConfigError, match="gap must be below episode_length=3; got gap=3"):
         RNNPolicyUnittestEnv.spaces_from_config({"episode_length": 3, "gap": 3})

@@ -173,9 +173,9 @@ def test_the_cartpole_config_compiles_strictly() -> None:
     ("cfg", "error", "match"),
     [
         ({"priority": True}, ConfigError, r"prioritized replay is not supported"),
-        ({"nstep": 0}, ConfigError, r"policy\.nstep must be an int >= 1, got 0"),
+        ({"nstep": 0}, ConfigError, r"policy\.nstep must be a positive int, got 0"),
         ({"model": {"v_min": 5, "v_max": 5}}, ConfigError, r"v_min must be less than v_max"),
-        ({"model": {"n_atom": 1}}, ConfigError, r"n_atom must be an int >= 2, got 1"),
+        ({"model": {"n_atom": 1}}, ConfigError, r"policy\.model\.n_atom must be an int >= 2, got 1"),
         ({"model": {"dueling": True}}, ConfigError, r"unknown config key 'policy\.model\.dueling'"),
         ({"learn": {"batchsize": 3}}, ConfigError, r"'policy\.learn\.batchsize'.*Did you mean 'batch_size'"),
     ],

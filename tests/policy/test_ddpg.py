@@ -75,16 +75,19 @@ def test_defaults_are_di_engine_s() -> None:
 @pytest.mark.parametrize(
     ("sections", "match"),
     [
-        ({"action_space": "hybrid"}, r"policy\.action_space must be 'continuous' for TD3"),
-        ({"multi_agent": True}, r"policy\.multi_agent must be False for TD3"),
+        ({"action_space": "hybrid"}, r"policy\.action_space must be 'continuous' \(the actor gives Box actions"),
+        ({"multi_agent": True}, r"policy\.multi_agent must be False \(single-agent here\), got True"),
         ({"transition_with_policy_data": True}, r"policy\.transition_with_policy_data must be False"),
         ({"model": {**MODEL, "action_space": "reparameterization"}}, r"model\.action_space must be 'regression'"),
-        ({"learn": {"actor_update_freq": 0}}, r"policy\.learn\.actor_update_freq must be an int >= 1, got 0"),
-        ({"learn": {"noise_range": {"min": 0.5, "max": -0.5}}}, r"noise_range\.max must be a number >= 0\.5"),
+        ({"learn": {"actor_update_freq": 0}}, r"policy\.learn\.actor_update_freq must be a positive int, got 0"),
+        (
+            {"learn": {"noise_range": {"min": 0.5, "max": -0.5}}},
+            r"noise_range\.min 0\.5 exceeds .*noise_range\.max -0\.5",
+        ),
         ({"learn": {"noise_range": {"low": -1}}}, r"unknown config key 'policy\.learn\.noise_range\.low'"),
-        ({"collect": {"noise_sigma": -0.1}}, r"policy\.collect\.noise_sigma must be a number >= 0\.0"),
+        ({"collect": {"noise_sigma": -0.1}}, r"policy\.collect\.noise_sigma must be a finite number >= 0, got -0\.1"),
         ({"learn": {"learning_rate_q": 0.1}}, r"unknown config key 'policy\.learn\.learning_rate_q'"),
-        ({"collect": {"unroll_len": 3}}, r"unroll_len must be 1 for TD3, got 3"),
+        ({"collect": {"unroll_len": 3}}, r"unroll_len must be 1 \(samples are one step each\), got 3"),
     ],
 )
 def test_bad_settings_are_config_errors(sections: dict[str, Any], match: str) -> None:

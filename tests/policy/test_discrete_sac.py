@@ -77,14 +77,14 @@ def test_default_config_has_di_engine_keys() -> None:
 @pytest.mark.parametrize(
     ("sections", "match"),
     [
-        ({"multi_agent": True}, r"policy\.multi_agent: discrete SAC here is single-agent"),
+        ({"multi_agent": True}, r"policy\.multi_agent must be False \(discrete SAC here is single-agent\)"),
         ({"transition_with_policy_data": False}, r"policy\.transition_with_policy_data must be True"),
-        ({"on_policy": True}, r"policy\.on_policy: discrete SAC learns off-policy"),
-        ({"learn": {"learning_rate_q": 0}}, r"policy\.learn\.learning_rate_q must be a number > 0.0, got 0"),
-        ({"learn": {"target_theta": 1.5}}, r"policy\.learn\.target_theta must be a number > 0.0 and <= 1.0"),
-        ({"learn": {"target_entropy": "high"}}, r"policy\.learn\.target_entropy must be a number, got 'high'"),
-        ({"collect": {"unroll_len": 2}}, r"unroll_len must be 1 for discrete SAC, got 2"),
-        ({"other": {"eps": {"type": "cosine"}}}, r"eps\.type must be one of exp, linear, got 'cosine'"),
+        ({"on_policy": True}, r"policy\.on_policy must be False \(discrete SAC learns off-policy\)"),
+        ({"learn": {"learning_rate_q": 0}}, r"policy\.learn\.learning_rate_q must be a finite number > 0, got 0"),
+        ({"learn": {"target_theta": 1.5}}, r"policy\.learn\.target_theta must be a number in \(0, 1\], got 1\.5"),
+        ({"learn": {"target_entropy": "high"}}, r"policy\.learn\.target_entropy must be a finite number or None"),
+        ({"collect": {"unroll_len": 2}}, r"unroll_len must be 1 \(samples are one step each\), got 2"),
+        ({"other": {"eps": {"type": "cosine"}}}, r"eps\.type must be one of 'exp', 'linear', got 'cosine'"),
         ({"learn": {"learning_rate": 0.1}}, r"unknown config key 'policy\.learn\.learning_rate'"),
     ],
 )

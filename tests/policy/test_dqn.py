@@ -94,16 +94,16 @@ def test_cartpole_config_compiles_strictly_into_dqn_defaults() -> None:
     ("cfg", "match"),
     [
         ({"priority": True}, r"prioritized replay is not supported"),
-        ({"on_policy": True}, r"DQN learns off-policy"),
-        ({"nstep": 0}, r"policy\.nstep must be an int >= 1, got 0"),
-        ({"discount_factor": 0.0}, r"policy\.discount_factor must be a number > 0\.0 and <= 1\.0, got 0\.0"),
-        ({"collect": {"unroll_len": 2}}, r"unroll_len must be 1 for DQN, got 2"),
-        ({"collect": {"n_sample": 0}}, r"policy\.collect\.n_sample must be an int >= 1"),
-        ({"learn": {"batch_size": 0}}, r"policy\.learn\.batch_size must be an int >= 1"),
-        ({"learn": {"learning_rate": -1.0}}, r"policy\.learn\.learning_rate must be a number > 0"),
-        ({"learn": {"target_update_freq": 0}}, r"policy\.learn\.target_update_freq must be an int >= 1"),
-        ({"learn": {"target_theta": 1.5}}, r"policy\.learn\.target_theta must be a number > 0\.0 and <= 1\.0"),
-        ({"other": {"eps": {"type": "cosine"}}}, r"eps\.type must be one of exp, linear, got 'cosine'"),
+        ({"on_policy": True}, r"policy\.on_policy must be False \(DQN and its variants learn off-policy\)"),
+        ({"nstep": 0}, r"policy\.nstep must be a positive int, got 0"),
+        ({"discount_factor": 0.0}, r"policy\.discount_factor must be a number in \(0, 1\], got 0\.0"),
+        ({"collect": {"unroll_len": 2}}, r"unroll_len must be 1 \(samples are one step each\), got 2"),
+        ({"collect": {"n_sample": 0}}, r"policy\.collect\.n_sample must be a positive int, got 0"),
+        ({"learn": {"batch_size": 0}}, r"policy\.learn\.batch_size must be a positive int, got 0"),
+        ({"learn": {"learning_rate": -1.0}}, r"policy\.learn\.learning_rate must be a finite number > 0, got -1\.0"),
+        ({"learn": {"target_update_freq": 0}}, r"policy\.learn\.target_update_freq must be a positive int"),
+        ({"learn": {"target_theta": 1.5}}, r"policy\.learn\.target_theta must be a number in \(0, 1\] or None"),
+        ({"other": {"eps": {"type": "cosine"}}}, r"eps\.type must be one of 'exp', 'linear', got 'cosine'"),
         ({"learn": {"batchsize": 3}}, r"unknown config key 'policy\.learn\.batchsize'.*Did you mean 'batch_size'"),
     ],
 )
@@ -281,8 +281,8 @@ def test_the_policy_reads_its_schedule_from_other_eps() -> None:
     [
         ((1.5, 0.1, 100, "exp"), r"eps\.start must be a number in \[0, 1\], got 1\.5"),
         ((0.9, -0.1, 100, "exp"), r"eps\.end must be a number in \[0, 1\], got -0\.1"),
-        ((0.9, 0.1, 0, "linear"), r"eps\.decay must be a positive number of env steps, got 0"),
-        ((0.9, 0.1, 100, "step"), r"eps\.type must be one of exp, linear, got 'step'"),
+        ((0.9, 0.1, 0, "linear"), r"eps\.decay must be a finite number > 0 \(env steps\), got 0"),
+        ((0.9, 0.1, 100, "step"), r"eps\.type must be one of 'exp', 'linear', got 'step'"),
     ],
 )
 def test_bad_epsilon_settings(args: tuple[Any, ...], match: str) -> None:

@@ -196,12 +196,12 @@ def test_registered_with_di_engine_keys() -> None:
 @pytest.mark.parametrize(
     ("cfg", "match"),
     [
-        ({"on_policy": False}, "PPO learns on-policy"),
+        ({"on_policy": False}, r"policy\.on_policy must be True \(PPO learns on-policy\)"),
         ({"action_space": "hybrid"}, "policy.action_space must be one of"),
-        ({"learn": {"clip_ratio": 0}}, "policy.learn.clip_ratio must be a number > 0"),
-        ({"learn": {"epoch_per_collect": 0}}, "policy.learn.epoch_per_collect must be an int >= 1"),
-        ({"collect": {"unroll_len": 2}}, "unroll_len must be 1 for PPO"),
-        ({"collect": {"gae_lambda": 1.5}}, "policy.collect.gae_lambda must be a number >= 0.0 and <= 1.0"),
+        ({"learn": {"clip_ratio": 0}}, "policy.learn.clip_ratio must be a finite number > 0, got 0"),
+        ({"learn": {"epoch_per_collect": 0}}, "policy.learn.epoch_per_collect must be a positive int, got 0"),
+        ({"collect": {"unroll_len": 2}}, r"unroll_len must be 1 \(samples are one step each\), got 2"),
+        ({"collect": {"gae_lambda": 1.5}}, r"policy\.collect\.gae_lambda must be a number in \[0, 1\], got 1\.5"),
         ({"learn": {"nstep": 3}}, "nstep"),
     ],
 )

@@ -83,7 +83,9 @@ def test_registered_as_a_dqn_with_di_engine_keys() -> None:
     cfg = compile_config(*read_config(CARTPOLE_QRDQN))
     assert cfg.policy.type == "qrdqn" and cfg.policy.model.num_quantiles == 64 and cfg.policy.nstep == 3
     assert (cfg.policy.model.obs_shape, cfg.policy.model.action_shape) == (4, 2)
-    with pytest.raises(ConfigError, match=r"policy\.learn\.kappa must be a number >= 0\.0, got -1"):
+    with pytest.raises(
+        ConfigError, match=r"policy\.learn\.kappa must be a finite number >= 0 \(0: the absolute error\), got -1"
+    ):
         small_policy(learn={"kappa": -1})
     with pytest.raises(TypeError, match=r"a QRDQN policy needs a QRDQN model"):
         QRDQNPolicy({"model": dict(MODEL)}, model=torch.nn.Linear(4, 2))

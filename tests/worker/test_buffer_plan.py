@@ -16,6 +16,7 @@ from ding.envs.registry import env_class
 from ding.errors import ConfigError
 from ding.policy.dqn import DQNPolicy
 from ding.policy.nstep import NStepRule
+from ding.utils.memory import mem_available
 from ding.worker import NaiveReplayBuffer
 from ding.worker.buffer_plan import (
     ENV_RESERVE_NBYTES,
@@ -24,7 +25,6 @@ from ding.worker.buffer_plan import (
     build_replay_buffer,
     check_replay_memory,
     frame_stack_step,
-    mem_available,
     plan_replay_buffer,
 )
 from ding.worker.frame_buffer import FrameStackReplayBuffer
@@ -83,7 +83,7 @@ def test_the_plan_follows_the_trace_and_share_frames() -> None:
     with pytest.raises(ConfigError, match=r"share_frames=True, but the env's observation is not a frame stack .*"
                        r"the env's last step is 'eval_episode_return\(\)'\); set it to None or False"):  # fmt: skip
         plan_replay_buffer(dqn_cfg(share_frames=True), rule, cartpole)
-    with pytest.raises(ConfigError, match=r"share_frames must be None .*, True or False; got 'yes'"):
+    with pytest.raises(ConfigError, match=r"replay_buffer\.share_frames must be a bool or None, got 'yes'"):
         plan_replay_buffer(dqn_cfg(share_frames="yes"), rule, cartpole)
     with pytest.raises(ConfigError, match=r"replay_buffer_size must be an int >= 2, got 1"):
         plan_replay_buffer(dqn_cfg(replay_buffer_size=1), rule, PONG_TRACE)

@@ -93,11 +93,11 @@ def test_envs_that_stop_early_are_an_error() -> None:
 
 def test_bad_settings() -> None:
     env = create_env_manager({"type": "base"}, [count_env()])
-    with pytest.raises(ConfigError, match=r"env\.n_evaluator_episode must be an int >= 1, got 0"):
+    with pytest.raises(ConfigError, match=r"env\.n_evaluator_episode must be a positive int, got 0"):
         InteractionSerialEvaluator(env, always(0), 0, None, 10)
-    with pytest.raises(ConfigError, match=r"eval_freq must be an int >= 1, got 0"):
+    with pytest.raises(ConfigError, match=r"policy\.eval\.evaluator\.eval_freq must be a positive int, got 0"):
         InteractionSerialEvaluator(env, always(0), 1, None, 0)
-    with pytest.raises(ConfigError, match=r"env\.stop_value must be a number or None, got 'high'"):
+    with pytest.raises(ConfigError, match=r"env\.stop_value must be a number other than NaN or None .*, got 'high'"):
         InteractionSerialEvaluator(env, always(0), 1, "high", 1)  # type: ignore[arg-type]
     env.close()
 
@@ -147,7 +147,9 @@ def test_an_episode_that_never_ends_stops_the_evaluation_at_the_bound() -> None:
 @pytest.mark.parametrize("bound", [0, 1.5, True, "100"])
 def test_bad_episode_bounds(bound: object) -> None:
     env = create_env_manager({"type": "base"}, [count_env()])
-    with pytest.raises(ConfigError, match=r"fail_after_episode_steps must be an int >= 1 or None \(no bound\), got "):
+    with pytest.raises(
+        ConfigError, match=r"fail_after_episode_steps must be a positive int or None \(None: unbounded\), got "
+    ):
         InteractionSerialEvaluator(env, always(0), 1, None, 1, fail_after_episode_steps=bound)  # type: ignore[arg-type]
     env.close()
 

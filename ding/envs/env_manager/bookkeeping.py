@@ -11,8 +11,6 @@ core (:mod:`~ding.envs.env_manager.core`) runs them through channels. The public
 
 from __future__ import annotations
 
-import copy
-import math
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
@@ -22,19 +20,19 @@ from easydict import EasyDict
 from gymnasium import spaces
 
 from ding.envs.conversion import Converter
-from ding.envs.env_manager import async_api
 from ding.envs.env_manager.async_api import SendRecvState
 from ding.envs.env_manager.batch import ObsBatch, stack_obs
 from ding.envs.env_manager.core.failure import Failure
 from ding.envs.env_manager.env_fn import EnvFn, build_env, common_spaces
 from ding.envs.env_manager.fanout import METHOD_NAME_LIST
 from ding.envs.env_manager.inputs import check_action_rows, check_actions, check_reset_param
-from ding.envs.env_manager.settings import IDENTITY_KEYS, check_identity_keys, check_manager_config
+from ding.envs.env_manager.settings import IDENTITY_KEYS, MANAGER_CONFIG, check_identity_keys, check_manager_config
 from ding.envs.env_manager.state import EnvState
 from ding.envs.probe import read_spaces
 from ding.envs.spaces import DEFAULT_REWARD_SPACE, EnvSpaces
 from ding.envs.timestep import BaseEnvTimestep
 from ding.errors import EnvManagerError, ManagerStateError
+from ding.utils.accepts import check_values, plain_defaults
 from ding.utils.merge import deep_merge_dicts
 
 __all__ = ["ManagerBookkeeping"]
@@ -49,25 +47,9 @@ class ManagerBookkeeping:
     """Other names configs may give this manager type (DI-engine's)."""
     partial_batches = False
     """Whether ``step`` may return before every stepped env has its result (async managers)."""
-    config: ClassVar[dict[str, Any]] = {
-        "episode_num": math.inf,  # episodes each env plays before it is DONE
-        "max_retry": 2,  # attempts per failure (1 = no retry)
-        "retry_type": "reset",  # "reset" the failed env, or "renew" (rebuild) it
-        "auto_reset": True,  # reset an env inside the step that ended its episode
-        "step_timeout": None,  # seconds a step may take (None: no limit; set: envs run on per-env threads)
-        "reset_timeout": None,  # seconds a reset may take (likewise)
-        "connect_timeout": None,  # seconds workers may take to start, and any reset to answer
-        "retry_waiting_time": 0.1,  # seconds to wait before retrying a failed reset
-        "reset_inplace": False,  # accepted for DI-engine configs: ding always resets within the step
-        "copy_on_get": True,  # observations read from shared memory are copies
-        "shared_memory": False,  # observations, rewards and flags in shared memory (process managers)
-        "context": None,  # start method of worker processes: fork, spawn, forkserver
-        "wait_num": math.inf,  # results an async step waits for (inf: every env)
-        "step_wait_timeout": None,  # seconds an async step waits for wait_num results
-        "envs_per_worker": 1,  # envs each worker process holds
-        "batch_size": None,  # envs recv() waits for (None: every env in flight)
-    }
-    """Declared defaults: the keys this manager accepts (``default_config`` returns a copy)."""
+    config: ClassVar[dict[str, Any]] = MANAGER_CONFIG
+    """Declared defaults: the keys this manager accepts, with what each accepts (``default_config`` gives plain
+    values)."""
 
     @classmethod
     def default_config(cls) -> EasyDict:
@@ -77,20 +59,32 @@ class ManagerBookkeeping:
         >>> BaseEnvManager.default_config().cfg_type
         'BaseEnvManagerDict'
         """
-        cfg = EasyDict(copy.deepcopy(cls.config))
+        cfg = EasyDict(plain_defaults(cls.config))
         cfg.cfg_type = f"{cls.__name__}Dict"
         return cfg
+
+    @classmethod
+    def check_settings(cls, settings: Mapping[str, Any], *, partial_batches: bool | None = None) -> None:
+        """Refuse ``settings`` (merged into :meth:`default_config`) holding a value its key does not accept, or values
+        that disagree; ``compile_config`` calls it for ``env.manager`` before anything is built.
+
+        ``partial_batches``: whether the manager returns partial batches (default: the class's
+        :attr:`partial_batches`; an instance may decide otherwise).
+        """
+        check_values(cls.config, settings, "env.manager")
+        partial = cls.partial_batches if partial_batches is None else partial_batches
+        check_manager_config(settings, partial_batches=partial)
 
     def __init__(self, env_fn: Sequence[EnvFn], cfg: Mapping[str, Any] | None = None) -> None:
         user = dict(cfg or {})
         check_identity_keys(user, [self.manager_type, *self.type_aliases])
         merged = deep_merge_dicts(
-            type(self).config,
+            plain_defaults(type(self).config),
             {k: v for k, v in user.items() if k not in IDENTITY_KEYS},
             strict=True,
             path="env.manager",
         )
-        check_manager_config(merged, partial_batches=self.partial_batches)
+        type(self).check_settings(merged, partial_batches=self.partial_batches)
         self._episode_num: float = merged.pop("episode_num")
         self._max_retry: int = merged.pop("max_retry")
         self._retry_type: str = merged.pop("retry_type")
@@ -104,7 +98,6 @@ class ManagerBookkeeping:
         self._wait_num: float | None = merged.pop("wait_num")
         self._step_wait_timeout: float | None = merged.pop("step_wait_timeout")
         self._batch_size: int | None = merged.pop("batch_size")
-        async_api.check_batch_size(self._batch_size, "env.manager.batch_size")
         self._cfg = EasyDict(merged)
         """The remaining settings (how workers run); the ones above are attributes, read where they apply."""
         self._env_fns: list[EnvFn] = list(env_fn)

@@ -1,23 +1,66 @@
-"""Checks of an env manager's settings, and the seed and replay arguments every manager takes.
+"""What an env manager's settings accept, and the seed and replay arguments every manager takes.
 
-Each manager class declares its default settings in its ``config`` class attribute; this module
-checks a merged config (every key of DI-engine's managers has its meaning here, see
-:data:`DI_ENGINE_KEY_FATES`) and turns seed and replay arguments into per-env values.
+Each manager class declares its default settings in its ``config`` class attribute, with what each key accepts
+(:data:`MANAGER_CONFIG`, the keys every manager has; every key of DI-engine's managers has its meaning here, see
+:data:`DI_ENGINE_KEY_FATES`); :func:`check_manager_config` adds the rules between keys. This module also turns seed
+and replay arguments into per-env values.
 """
 
 from __future__ import annotations
 
 import math
 import os
+import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from ding.errors import ConfigError
+from ding.utils.accepts import Accepts, count, non_negative, one_of, optional, satisfying
+from ding.utils.value_rules import PositiveFloat, PositiveInt, conforms
 
 RETRY_TYPES = ("reset", "renew")
 CONTEXTS = ("fork", "spawn", "forkserver")
+MAX_WORKER_NUM = 1024
+"""The most worker processes a manager starts on this host (as many as the most envs of a role a config may have)."""
+MAX_SECONDS = threading.TIMEOUT_MAX
+"""The longest wait the platform's locks and queues take (about 292 years on Linux)."""
+
+
+def seconds(*, note: str = "") -> Accepts:
+    """A number of seconds to wait, > 0 and finite (no longer than :data:`MAX_SECONDS`), or None (the default): no
+    limit."""
+    rule = satisfying("a finite number of seconds > 0", lambda v: conforms(PositiveFloat, v) and v <= MAX_SECONDS)
+    return optional(rule, note=note)
+
+
+def _count_or_inf(value: Any) -> bool:
+    return conforms(PositiveInt, value) or (conforms(float, value) and value == math.inf)
+
+
+MANAGER_CONFIG: dict[str, Any] = {
+    "episode_num": satisfying("a positive int or inf", _count_or_inf, default=math.inf, note="inf: no limit"),
+    "max_retry": count(2, note="attempts per failure; 1 = no retry"),
+    "retry_type": one_of(*RETRY_TYPES, default="reset", note="reset the failed env or renew (rebuild) it"),
+    "auto_reset": True,  # reset an env inside the step that ended its episode
+    "step_timeout": seconds(note="the time a step may take; set: envs run on per-env threads"),
+    "reset_timeout": seconds(note="the time a reset may take; set: envs run on per-env threads"),
+    "connect_timeout": seconds(note="the time workers may take to start, and any reset to answer"),
+    "retry_waiting_time": non_negative(0.1, note="seconds to wait before retrying a failed reset"),
+    "reset_inplace": False,  # accepted for DI-engine configs: ding always resets within the step
+    "copy_on_get": True,  # observations read from shared memory are copies
+    "shared_memory": False,  # observations, rewards and flags in shared memory (process managers)
+    "context": one_of(*CONTEXTS, None, default=None, note="the start method of worker processes"),
+    "wait_num": optional(
+        satisfying("a positive int or inf", _count_or_inf, default=math.inf),
+        note="results an async step waits for; inf: every env",
+    ),
+    "step_wait_timeout": seconds(note="the time an async step waits for wait_num results"),
+    "envs_per_worker": count(1, note="envs each worker process holds"),
+    "batch_size": optional(count(), note="envs recv() waits for; None: every env in flight"),
+}
+"""The keys every env manager has: their defaults (the base manager's) and what they accept."""
 IDENTITY_KEYS = ("type", "import_names", "cfg_type")
 """Keys that name the manager rather than set it: accepted by every manager constructor, then set aside."""
 
@@ -44,53 +87,19 @@ DI_ENGINE_KEY_FATES: dict[str, str] = {
 """What ding does with every key of DI-engine 0.5.3's base, sync and async subprocess manager configs."""
 
 
-def _is_seconds(value: Any) -> bool:
-    return not isinstance(value, bool) and isinstance(value, (int, float)) and value > 0
-
-
 def check_manager_config(cfg: Mapping[str, Any], *, partial_batches: bool = False) -> None:
-    """Reject manager settings outside their accepted values, naming the key, the value and what is accepted.
+    """Reject manager settings that disagree with each other (each value is one its key accepts).
 
     ``partial_batches``: the manager returns partial batches (async), so a finite ``wait_num`` means something.
     """
-    if cfg["retry_type"] not in RETRY_TYPES:
-        raise ConfigError(f"env.manager.retry_type must be one of {RETRY_TYPES}, got {cfg['retry_type']!r}")
-    if cfg["context"] is not None and cfg["context"] not in CONTEXTS:
-        raise ConfigError(f"env.manager.context must be one of {CONTEXTS}, got {cfg['context']!r}")
-    max_retry = cfg["max_retry"]
-    if isinstance(max_retry, bool) or not isinstance(max_retry, int) or max_retry < 1:
-        raise ConfigError(
-            f"env.manager.max_retry must be an int >= 1 (the attempts per failure; 1 = no retry), got {max_retry!r}"
-        )
-    if not isinstance(cfg["envs_per_worker"], int) or cfg["envs_per_worker"] < 1:
-        raise ConfigError(f"env.manager.envs_per_worker must be an int >= 1, got {cfg['envs_per_worker']!r}")
-    episode_num = cfg["episode_num"]
-    if not (episode_num == math.inf or (isinstance(episode_num, int) and episode_num >= 1)):
-        raise ConfigError(f"env.manager.episode_num must be an int >= 1 or inf, got {episode_num!r}")
-    for key in ("step_timeout", "reset_timeout", "step_wait_timeout", "connect_timeout"):
-        value = cfg[key]
-        if value is not None and not _is_seconds(value):
-            raise ConfigError(f"env.manager.{key} must be a positive number of seconds or None, got {value!r}")
-    waiting = cfg["retry_waiting_time"]
-    if isinstance(waiting, bool) or not isinstance(waiting, (int, float)) or waiting < 0:
-        raise ConfigError(f"env.manager.retry_waiting_time must be a number of seconds >= 0, got {waiting!r}")
-    _check_wait_num(cfg["wait_num"], partial_batches)
-    if cfg["reset_inplace"] not in (True, False):
-        raise ConfigError(f"env.manager.reset_inplace must be True or False, got {cfg['reset_inplace']!r}")
-    if cfg["reset_inplace"] and not cfg["auto_reset"]:
-        raise ConfigError("env.manager.reset_inplace=True resets envs within the step, which needs auto_reset=True")
-
-
-def _check_wait_num(wait_num: Any, partial_batches: bool) -> None:
-    if wait_num is None or wait_num == math.inf:
-        return
-    if not partial_batches:
+    wait_num = cfg["wait_num"]
+    if not partial_batches and wait_num not in (None, math.inf):
         raise ConfigError(
             f"env.manager.wait_num must be inf (every env) or None for a manager that returns whole batches, got "
             f"{wait_num!r}; the async_subprocess manager returns partial batches, as zmq and ray do with a number"
         )
-    if isinstance(wait_num, bool) or not isinstance(wait_num, int) or wait_num < 1:
-        raise ConfigError(f"env.manager.wait_num must be an int >= 1, inf or None, got {wait_num!r}")
+    if cfg["reset_inplace"] and not cfg["auto_reset"]:
+        raise ConfigError("env.manager.reset_inplace=True resets envs within the step, which needs auto_reset=True")
 
 
 def check_identity_keys(cfg: Mapping[str, Any], names: Sequence[str]) -> None:

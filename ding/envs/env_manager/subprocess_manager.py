@@ -15,7 +15,7 @@ from ding.envs.env_manager.channels.in_caller import InCallerChannel
 from ding.envs.env_manager.channels.pipe import LocalProcesses, PipeChannel
 from ding.envs.env_manager.core.batch_core import BatchCore
 from ding.envs.env_manager.core.channel import Channel
-from ding.errors import ConfigError
+from ding.utils.accepts import redeclare
 
 
 class SyncSubprocessEnvManager(BatchCore):
@@ -33,15 +33,13 @@ class SyncSubprocessEnvManager(BatchCore):
     """
 
     manager_type = "subprocess"
-    config: ClassVar[dict[str, Any]] = {
-        **BatchCore.config,
-        "step_in_caller": False,  # the calling process steps env group 0 itself while workers step the others
-    }
+    config: ClassVar[dict[str, Any]] = redeclare(
+        BatchCore.config,
+        {"step_in_caller": False},  # the calling process steps env group 0 itself while workers step the others
+    )
 
     def __init__(self, env_fn: Sequence[Any], cfg: Mapping[str, Any] | None = None) -> None:
         super().__init__(env_fn, cfg)
-        if self._cfg.step_in_caller not in (True, False):
-            raise ConfigError(f"env.manager.step_in_caller must be True or False, got {self._cfg.step_in_caller!r}")
 
     def _make_channel(self) -> Channel:
         pipes = PipeChannel(LocalProcesses(self._cfg.context))
@@ -63,4 +61,6 @@ class AsyncSubprocessEnvManager(SyncSubprocessEnvManager):
 
     manager_type = "async_subprocess"
     partial_batches = True
-    config: ClassVar[dict[str, Any]] = {**SyncSubprocessEnvManager.config, "wait_num": 2, "step_wait_timeout": 0.01}
+    config: ClassVar[dict[str, Any]] = redeclare(
+        SyncSubprocessEnvManager.config, {"wait_num": 2, "step_wait_timeout": 0.01}
+    )

@@ -17,6 +17,7 @@ from ding.envs.env_manager.core.channel import Channel
 from ding.envs.probe import read_spaces
 from ding.envs.spaces import EnvSpaces
 from ding.errors import ConfigError
+from ding.utils.accepts import redeclare
 
 
 class ThreadEnvManager(BatchCore):
@@ -36,7 +37,7 @@ class ThreadEnvManager(BatchCore):
     """
 
     manager_type = "thread"
-    config: ClassVar[dict[str, Any]] = {**BatchCore.config, "context": None}
+    config: ClassVar[dict[str, Any]] = redeclare(BatchCore.config, {"context": None})
 
     def __init__(self, env_fn: Sequence[Any], cfg: Mapping[str, Any] | None = None) -> None:
         super().__init__(env_fn, cfg)

@@ -19,7 +19,9 @@ from typing import Any, ClassVar
 import gymnasium as gym
 from easydict import EasyDict
 
+from ding.envs.base_env import env_wrapper_key
 from ding.envs.env_wrappers import WrapperChain, resolve_wrappers
+from ding.envs.gym_compat import call_with_env_kwargs
 from ding.envs.gym_env import CALLERS, DingEnvWrapper
 from ding.envs.multi_agent.gym_adapter import ParallelGymEnv, read_layout
 from ding.envs.multi_agent.layout import AgentLayout
@@ -27,6 +29,7 @@ from ding.envs.registry import ENV_REGISTRY
 from ding.envs.spaces import EnvSpaces
 from ding.envs.timestep import BaseEnvTimestep
 from ding.errors import ConfigError, EnvSpecError
+from ding.utils.accepts import optional
 
 LAYOUT_SWITCHES = ("agent_obs_only", "agent_specific_global_state", "shared_reward", "joint_action")
 """Config keys that choose how the agents' values are packed (:class:`AgentLayout`'s switches)."""
@@ -85,9 +88,9 @@ class ParallelEnvWrapper(DingEnvWrapper):
     """
 
     config: ClassVar[dict[str, Any]] = {
-        "env_id": None,
+        "env_id": optional(str, note="a PettingZoo env module"),
         "env_kwargs": {},
-        "env_wrapper": None,
+        "env_wrapper": env_wrapper_key(None),
         "agent_obs_only": False,
         "agent_specific_global_state": False,
         "shared_reward": False,
@@ -132,7 +135,7 @@ class ParallelEnvWrapper(DingEnvWrapper):
         name, factory, kwargs = cls.parallel_env_call(cfg)
         key = (name, json.dumps(kwargs, sort_keys=True, default=repr))
         if key not in _LAYOUTS:
-            env = factory(**kwargs)
+            env = call_with_env_kwargs(factory, name, kwargs)
             try:
                 _LAYOUTS[key] = read_layout(env)
             finally:
@@ -185,8 +188,8 @@ class ParallelEnvWrapper(DingEnvWrapper):
                     env.close()
                 env = self._env_fn(render_mode="rgb_array") if render else self._env_fn()
         else:
-            _, factory, kwargs = type(self).parallel_env_call(self._cfg)
-            env = factory(**({**kwargs, "render_mode": "rgb_array"} if render else kwargs))
+            name, factory, kwargs = type(self).parallel_env_call(self._cfg)
+            env = call_with_env_kwargs(factory, name, kwargs, **({"render_mode": "rgb_array"} if render else {}))
         layout = _with_switches(read_layout(env), type(self).layout_switches(self._cfg))
         return ParallelGymEnv(env, layout)
 

@@ -19,8 +19,10 @@ import numpy as np
 from gymnasium import spaces
 
 from ding.envs import ENV_REGISTRY, DingEnvWrapper, EnvSpaces
+from ding.envs.base_env import env_wrapper_key
 from ding.envs.env_wrappers import WrapperChain, preset_chain
 from ding.errors import ConfigError
+from ding.utils.accepts import count, one_of, optional, typed, unit
 from dizoo.atari.envs.ale_games import (
     RAM_SIZE,
     SCREEN_HEIGHT,
@@ -30,6 +32,7 @@ from dizoo.atari.envs.ale_games import (
     registered_ale_id,
 )
 from dizoo.flags import bool_flag
+from dizoo.limits import MAX_FRAME_STACK
 
 OBS_TYPES = ("rgb", "grayscale")
 DEFAULT_OBS_TYPE = "grayscale"
@@ -167,15 +170,15 @@ class AtariEnv(DingEnvWrapper):
     """
 
     config: ClassVar[dict[str, Any]] = {
-        "env_id": "ALE/Pong-v5",
-        "env_wrapper": "atari_default",
-        "repeat_action_probability": 0.0,
-        "obs_type": DEFAULT_OBS_TYPE,
+        "env_id": typed("ALE/Pong-v5"),
+        "env_wrapper": env_wrapper_key("atari_default"),
+        "repeat_action_probability": unit(0.0),
+        "obs_type": one_of(*OBS_TYPES, default=DEFAULT_OBS_TYPE),
         "ram": False,
         "reseed_each_episode": False,
-        "frame_stack": None,
+        "frame_stack": optional(count(low=0, high=MAX_FRAME_STACK), note="0: no stacking; None: the chain's 4 frames"),
         "obs_plus_prev_action_reward": False,
-        "max_episode_steps": None,
+        "max_episode_steps": optional(count(), note="None: no time limit"),
     }
 
     def __init__(self, cfg: Mapping[str, Any] | None = None) -> None:

@@ -206,9 +206,22 @@ class DMCAdapter(gym.Env[np.ndarray, np.ndarray]):
         self.frame_skip = _positive_int(frame_skip, "frame_skip")
         self.channels_first = bool(channels_first)
         self.render_mode = render_mode
-        self._env = suite.load(
-            domain_name, task_name, task_kwargs=dict(task_kwargs or {}), visualize_reward=bool(visualize_reward)
-        )
+        try:
+            self._env = suite.load(
+                domain_name, task_name, task_kwargs=dict(task_kwargs or {}), visualize_reward=bool(visualize_reward)
+            )
+        except TypeError as err:  # a task keyword the task does not take
+            if not task_kwargs:
+                raise
+            raise ConfigError(
+                f"task_kwargs {dict(task_kwargs)!r}: dm_control's {domain_name}/{task_name} does not take them: {err}"
+            ) from err
+        cameras = int(self._env.physics.model.ncam)
+        if not -1 <= self.camera_id < cameras:
+            raise ConfigError(
+                f"camera_id must be -1 (the free camera) or below {cameras} ({domain_name}'s cameras), "
+                f"got {camera_id!r}"
+            )
         self._obs_keys = list(self._env.observation_spec())
         self.action_space = action_space_from_spec(self._env.action_spec())
         if self.from_pixels:

@@ -9,9 +9,12 @@ import gymnasium as gym
 from gymnasium.wrappers import TimeLimit
 
 from ding.envs import ENV_REGISTRY, DingEnvWrapper, EnvSpaces
+from ding.envs.base_env import env_wrapper_key
 from ding.envs.env_wrappers import WrapperChain
 from ding.errors import ConfigError
+from ding.utils.accepts import count, optional
 from dizoo.dmc.envs.dmc_adapter import DMCAdapter, dmc_spaces
+from dizoo.limits import DMC_FRAME_HEIGHT, DMC_FRAME_WIDTH, MAX_FRAME_STACK
 
 
 def _positive_int(cfg: Mapping[str, Any], key: str) -> int:
@@ -62,21 +65,21 @@ class DMCEnv(DingEnvWrapper):
     """
 
     config: ClassVar[dict[str, Any]] = {
-        "env_id": None,
-        "env_wrapper": "default",
+        "env_id": optional(str, note="None: from domain_name and task_name"),
+        "env_wrapper": env_wrapper_key("default"),
         "domain_name": "cartpole",
         "task_name": "swingup",
         "from_pixels": False,
-        "height": 84,
-        "width": 84,
-        "camera_id": 0,
+        "height": count(84, high=DMC_FRAME_HEIGHT, note="dm_control's offscreen framebuffer"),
+        "width": count(84, high=DMC_FRAME_WIDTH, note="dm_control's offscreen framebuffer"),
+        "camera_id": count(0, low=-1, note="-1: the free camera"),
         "channels_first": True,
-        "frame_skip": 1,
+        "frame_skip": count(1),
         "visualize_reward": False,
         "task_kwargs": {},
         "grayscale": False,
-        "frame_stack": 1,
-        "max_episode_steps": None,
+        "frame_stack": count(1, high=MAX_FRAME_STACK),
+        "max_episode_steps": optional(count(), note="None: the task's own limit"),
         "act_scale": True,
     }
 

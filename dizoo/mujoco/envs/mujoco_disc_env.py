@@ -11,6 +11,7 @@ from gymnasium import spaces
 
 from ding.envs import ENV_REGISTRY, EnvSpaces
 from ding.errors import ConfigError
+from ding.utils.accepts import count, optional
 from dizoo.action_grid import grid_action_space, grid_discrete_action
 from dizoo.flags import bool_flag
 from dizoo.mujoco.envs.mujoco_env import MujocoEnv, mujoco_raw_spaces
@@ -43,7 +44,10 @@ class MujocoDiscEnv(MujocoEnv):
         Discrete(27)
     """
 
-    config: ClassVar[dict[str, Any]] = {"each_dim_disc_size": None, "act_scale": False}
+    config: ClassVar[dict[str, Any]] = {
+        "each_dim_disc_size": optional(count(low=2), note="values per action dimension (required)"),
+        "act_scale": False,
+    }
 
     def __init__(self, cfg: Mapping[str, Any] | None = None) -> None:
         super().__init__(cfg)

@@ -17,11 +17,15 @@ import numpy as np
 from gymnasium import spaces
 
 from ding.envs import ENV_REGISTRY, DingEnvWrapper, EnvSpaces
+from ding.envs.base_env import env_wrapper_key
 from ding.envs.env_wrappers import WrapperChain
+from ding.envs.env_wrappers.normalization import ClipRange
 from ding.errors import ConfigError
+from ding.utils.accepts import Accepts, count, optional, typed, unit
 from dizoo.env_ids import check_env_id
 from dizoo.flags import bool_flag
 from dizoo.gif_replay import GIF_REPLAY_CONFIG, gif_replay_dir, with_gif_replay
+from dizoo.limits import MAX_REWARD_DELAY
 from dizoo.mujoco.gl import use_headless_gl
 
 use_headless_gl()
@@ -178,16 +182,20 @@ class MujocoEnv(DingEnvWrapper):
     """
 
     config: ClassVar[dict[str, Any]] = {
-        "env_id": "Hopper-v5",
+        "env_id": typed("Hopper-v5"),
         "env_kwargs": {},
-        "env_wrapper": "default",
-        "max_episode_steps": 1000,
-        "norm_obs": {"use_norm": False, "clip_range": [-5.0, 5.0], "warmup": 30},
-        "norm_reward": {"use_norm": False, "reward_discount": 0.99, "warmup": 30},
-        "delay_reward_step": 0,
+        "env_wrapper": env_wrapper_key("default"),
+        "max_episode_steps": optional(count(1000), note="None: no time limit"),
+        "norm_obs": {
+            "use_norm": False,
+            "clip_range": Accepts([-5.0, 5.0], ClipRange, note="the obs_norm wrapper's"),
+            "warmup": count(30, low=0),
+        },
+        "norm_reward": {"use_norm": False, "reward_discount": unit(0.99), "warmup": count(30, low=0)},
+        "delay_reward_step": count(0, low=0, high=MAX_REWARD_DELAY, note="0 and 1: no delay"),
         "act_scale": True,
         "action_clip": False,
-        "action_bins_per_branch": None,
+        "action_bins_per_branch": optional(count(low=2), note="values per action dimension; None: continuous"),
         **GIF_REPLAY_CONFIG,
     }
 

@@ -7,10 +7,13 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from ding.envs import ENV_REGISTRY
+from ding.envs.base_env import env_wrapper_key
 from ding.envs.multi_agent import ParallelEnvWrapper, parallel_env_factory
 from ding.errors import ConfigError
+from ding.utils.accepts import count, typed, unit
 from dizoo.env_ids import check_env_id
 from dizoo.flags import bool_flag
+from dizoo.limits import MAX_AGENTS
 from dizoo.petting_zoo.envs.spread_state import SpreadGlobalState
 
 MPE_IDS = ("simple_spread_v3",)
@@ -47,18 +50,18 @@ class PettingZooEnv(ParallelEnvWrapper):
 
     config: ClassVar[dict[str, Any]] = {
         "env_family": "mpe",
-        "env_id": "simple_spread_v3",
-        "n_agent": 3,
-        "n_landmark": 3,
-        "max_cycles": 25,
+        "env_id": typed("simple_spread_v3"),
+        "n_agent": count(3, high=MAX_AGENTS),
+        "n_landmark": count(3, low=0, high=MAX_AGENTS),
+        "max_cycles": count(25),
         "continuous_actions": False,
-        "local_ratio": 0.5,
+        "local_ratio": unit(0.5),
         "agent_obs_only": False,
         "agent_specific_global_state": False,
         "shared_reward": True,
         "joint_action": False,
         "env_kwargs": {},
-        "env_wrapper": None,
+        "env_wrapper": env_wrapper_key(None),
     }
 
     def __init__(self, cfg: Mapping[str, Any] | None = None) -> None:

@@ -213,19 +213,15 @@ def test_unknown_config_key_suggests_the_close_one(manager_kind: str) -> None:
 
 
 BAD_VALUES: dict[str, tuple[Any, str]] = {
-    "retry_type": ("renw", r"retry_type must be one of \('reset', 'renew'\), got 'renw'"),
-    "context": ("spwn", r"context must be one of \('fork', 'spawn', 'forkserver'\), got 'spwn'"),
-    "max_retry": (0, r"max_retry must be an int >= 1 \(the attempts per failure; 1 = no retry\), got 0"),
-    "retry_waiting_time": (-1, r"retry_waiting_time must be a number of seconds >= 0, got -1"),
-    "connect_timeout": (0, r"connect_timeout must be a positive number of seconds or None, got 0"),
-    "wait_num": (
-        0,
-        r"wait_num must be (inf \(every env\) or None for a manager that returns whole batches|an int >= 1, inf or "
-        r"None), got 0",
-    ),
-    "envs_per_worker": (0, r"envs_per_worker must be an int >= 1, got 0"),
-    "episode_num": (0, r"episode_num must be an int >= 1 or inf, got 0"),
-    "step_timeout": (-2.0, r"step_timeout must be a positive number of seconds or None, got -2\.0"),
+    "retry_type": ("renw", r"retry_type must be one of 'reset', 'renew' \(reset the failed env .*\), got 'renw'"),
+    "context": ("spwn", r"context must be one of 'fork', 'spawn', 'forkserver' or None \(.*\), got 'spwn'"),
+    "max_retry": (0, r"max_retry must be a positive int \(attempts per failure; 1 = no retry\), got 0"),
+    "retry_waiting_time": (-1, r"retry_waiting_time must be a finite number >= 0 \(seconds to wait .*\), got -1"),
+    "connect_timeout": (0, r"connect_timeout must be a finite number of seconds > 0 or None \(.*\), got 0"),
+    "wait_num": (0, r"wait_num must be a positive int or inf or None \(.*\), got 0"),
+    "envs_per_worker": (0, r"envs_per_worker must be a positive int \(envs each worker process holds\), got 0"),
+    "episode_num": (0, r"episode_num must be a positive int or inf \(inf: no limit\), got 0"),
+    "step_timeout": (-2.0, r"step_timeout must be a finite number of seconds > 0 or None \(.*\), got -2\.0"),
 }
 
 

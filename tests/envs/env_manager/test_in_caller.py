@@ -134,5 +134,5 @@ def test_relaunch_after_close_builds_the_callers_envs_again() -> None:
 
 
 def test_step_in_caller_must_be_a_bool() -> None:
-    with pytest.raises(ConfigError, match=r"step_in_caller must be True or False, got 'yes'"):
+    with pytest.raises(ConfigError, match=r"env\.manager\.step_in_caller must be a bool, got 'yes'"):
         cartpoles(2, step_in_caller="yes")

@@ -163,7 +163,7 @@ def test_errors_name_the_envs_and_what_is_accepted(manager_kind: str, new_manage
 
 
 def test_batch_size_config_is_checked() -> None:
-    with pytest.raises(ConfigError, match=r"env.manager.batch_size must be an int >= 1 or None .* got -2"):
+    with pytest.raises(ConfigError, match=r"env\.manager\.batch_size must be a positive int or None .* got -2"):
         BaseEnvManager([partial(CartPoleEnv, cfg={})], {"batch_size": -2})
 
 

@@ -76,5 +76,5 @@ def test_start_serially_builds_one_worker_after_another(tmp_path: pathlib.Path, 
 
 
 def test_start_serially_must_be_a_bool() -> None:
-    with pytest.raises(ConfigError, match="start_serially must be True or False, got 'yes'"):
+    with pytest.raises(ConfigError, match=r"env\.manager\.start_serially must be a bool, got 'yes'"):
         create_env_manager({"type": "subprocess", "start_serially": "yes"}, [functools.partial(FaultyEnv, cfg={})])

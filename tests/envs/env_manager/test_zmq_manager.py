@@ -213,9 +213,12 @@ def test_launch_without_enough_workers_times_out_naming_the_endpoint(keys_dir: P
         ({"heartbeat_interval": -1}, r"heartbeat_interval must be a positive number of seconds, got -1"),
         ({"remote_workers": 2}, "remote_workers is 2, but keys_dir is None"),
         ({"local_workers": 0}, "local_workers and remote_workers are both 0"),
-        ({"local_workers": "2"}, r"local_workers must be an int >= 0, got '2'"),
+        (
+            {"local_workers": "2"},
+            r"local_workers must be an int in \[0, 1024\] or None \(worker processes .*\), got '2'",
+        ),
         ({"max_message_bytes": 10}, r"max_message_bytes must be an int >= 1024, got 10"),
-        ({"wait_num": 0}, r"wait_num must be an int >= 1, inf or None, got 0"),
+        ({"wait_num": 0}, r"wait_num must be a positive int or inf or None .*, got 0"),
         ({"heartbeat_intervall": 1.0}, "heartbeat_interval"),
     ],
 )

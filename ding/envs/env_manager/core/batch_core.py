@@ -37,7 +37,8 @@ from ding.envs.env_manager.settings import reset_wait
 from ding.envs.env_manager.state import EnvState
 from ding.envs.probe import probe_spaces
 from ding.envs.spaces import EnvSpaces
-from ding.errors import ConfigError, EnvSpecError
+from ding.errors import EnvSpecError
+from ding.utils.accepts import redeclare
 
 
 def _free(buffers: list[SharedBuffers]) -> None:
@@ -49,16 +50,18 @@ def _free(buffers: list[SharedBuffers]) -> None:
 class BatchCore(InFlight):
     """Envs in workers reached through a channel; see the module docstring and ``_make_channel``."""
 
-    config: ClassVar[dict[str, Any]] = {
-        **BaseEnvManager.config,
-        "shared_memory": True,
-        "context": "fork",
-        "step_timeout": 60.0,
-        "reset_timeout": 60.0,
-        "connect_timeout": 60.0,
-        "start_serially": False,  # start one worker after the previous one has built its envs (simulators that
-        # cannot start concurrently); otherwise every worker starts at once
-    }
+    config: ClassVar[dict[str, Any]] = redeclare(
+        BaseEnvManager.config,
+        {
+            "shared_memory": True,
+            "context": "fork",
+            "step_timeout": 60.0,
+            "reset_timeout": 60.0,
+            "connect_timeout": 60.0,
+            "start_serially": False,  # start one worker after the previous one has built its envs (simulators that
+            # cannot start concurrently); otherwise every worker starts at once
+        },
+    )
 
     def __init__(self, env_fn: Sequence[Any], cfg: Mapping[str, Any] | None = None) -> None:
         super().__init__(env_fn, cfg)
@@ -74,8 +77,6 @@ class BatchCore(InFlight):
         self._owned_buffers: list[SharedBuffers] = []
         self._spin = SpinBudget(SPIN_LIMIT)
         self._channel: Channel | None = None
-        if self._cfg.start_serially not in (True, False):
-            raise ConfigError(f"env.manager.start_serially must be True or False, got {self._cfg.start_serially!r}")
         self._init_in_flight()
         # If the manager is dropped or the interpreter exits without close(), still free its shared memory.
         weakref.finalize(self, _free, self._owned_buffers)

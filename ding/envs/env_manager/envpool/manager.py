@@ -421,9 +421,10 @@ def _pool_batch(batch: Any, env_num: int) -> int:
 
 
 def _refuse_unused(user: Mapping[str, Any]) -> None:
+    defaults = BaseEnvManager.default_config()
     for key in UNUSED_KEYS:
-        if key in user and user[key] != BaseEnvManager.config[key]:
+        if key in user and user[key] != defaults[key]:
             raise ConfigError(
                 f"env.manager.{key} is {user[key]!r}, but the envpool manager has no worker processes or Python env "
-                f"calls for it to apply to; leave it at {BaseEnvManager.config[key]!r}"
+                f"calls for it to apply to; leave it at {defaults[key]!r}"
             )

@@ -13,7 +13,9 @@ from gymnasium.envs.box2d.bipedal_walker import BipedalWalker
 from gymnasium.wrappers import TimeLimit
 
 from ding.envs import ENV_REGISTRY, DingEnvWrapper, EnvSpaces
+from ding.envs.base_env import env_wrapper_key
 from ding.envs.env_wrappers import WrapperChain
+from ding.utils.accepts import count, optional
 from dizoo.env_ids import resolve_variant
 from dizoo.flags import bool_flag
 
@@ -52,10 +54,10 @@ class BipedalWalkerEnv(DingEnvWrapper):
     """
 
     config: ClassVar[dict[str, Any]] = {
-        "env_id": None,
-        "hardcore": None,
-        "max_episode_steps": None,
-        "env_wrapper": "default",
+        "env_id": optional(str, note="None: from hardcore"),
+        "hardcore": optional(bool, note="None: from env_id"),
+        "max_episode_steps": optional(count(), note="None: the gymnasium id's limit"),
+        "env_wrapper": env_wrapper_key("default"),
         "act_scale": False,
         "rew_clip": False,
     }

@@ -13,8 +13,11 @@ from gymnasium.envs.box2d.lunar_lander import LunarLander
 from gymnasium.wrappers import TimeLimit
 
 from ding.envs import ENV_REGISTRY, DingEnvWrapper, EnvSpaces
+from ding.envs.base_env import env_wrapper_key
 from ding.envs.env_wrappers import WrapperChain
 from ding.errors import ConfigError
+from ding.utils.accepts import count, non_negative, optional, satisfying
+from ding.utils.value_rules import conforms
 from dizoo.env_ids import resolve_variant
 from dizoo.flags import bool_flag
 from dizoo.gif_replay import GIF_REPLAY_CONFIG, gif_replay_dir, with_gif_replay
@@ -50,14 +53,14 @@ class LunarLanderEnv(DingEnvWrapper):
     """
 
     config: ClassVar[dict[str, Any]] = {
-        "env_id": None,
-        "continuous": None,
-        "max_episode_steps": 1000,
-        "gravity": -10.0,
+        "env_id": optional(str, note="None: from continuous"),
+        "continuous": optional(bool, note="None: from env_id"),
+        "max_episode_steps": optional(count(1000), note="None: no time limit"),
+        "gravity": satisfying("a number in (-12, 0)", lambda v: conforms(float, v) and -12.0 < v < 0.0, default=-10.0),
         "enable_wind": False,
-        "wind_power": 15.0,
-        "turbulence_power": 1.5,
-        "env_wrapper": "default",
+        "wind_power": non_negative(15.0),
+        "turbulence_power": non_negative(1.5),
+        "env_wrapper": env_wrapper_key("default"),
         "act_scale": False,
         "action_clip": False,
         "obs_plus_prev_action_reward": False,

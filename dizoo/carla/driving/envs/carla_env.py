@@ -19,6 +19,7 @@ import numpy as np
 
 from ding.envs import ENV_REGISTRY, DingEnvWrapper, EnvSpaces
 from ding.envs.env_wrappers import WrapperChain
+from ding.utils.accepts import optional, redeclare
 from dizoo.carla.driving.envs.client import CarlaSession
 from dizoo.carla.driving.envs.control import ACTION_SPACE, vehicle_control_from_action
 from dizoo.carla.driving.envs.rules import (
@@ -138,7 +139,9 @@ class CarlaEnv(DingEnvWrapper):
         ({'birdview': (4, 32, 32), 'navigation': (12,), 'speed': (1,)}, Box(-1.0, 1.0, (3,), float32))
     """
 
-    config: ClassVar[dict[str, Any]] = CARLA_CONFIG
+    config: ClassVar[dict[str, Any]] = redeclare(
+        CARLA_CONFIG, {"town": optional(str, note="a map to load, e.g. 'Town01'; None keeps the server's map")}
+    )
 
     def __init__(self, cfg: Mapping[str, Any] | None = None) -> None:
         super().__init__(cfg=cfg or {})

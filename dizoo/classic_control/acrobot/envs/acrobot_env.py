@@ -13,6 +13,8 @@ from gymnasium.envs.classic_control import AcrobotEnv as GymAcrobot
 from gymnasium.wrappers import TimeLimit
 
 from ding.envs import ENV_REGISTRY, DingEnvWrapper, EnvSpaces
+from ding.envs.base_env import env_wrapper_key
+from ding.utils.accepts import count, optional, typed
 from dizoo.env_ids import check_env_id
 
 # cos/sin of both joint angles, then the two angular velocities (bounded at 4 pi and 9 pi rad/s).
@@ -31,7 +33,11 @@ class AcrobotEnv(DingEnvWrapper):
         ((6,), 3, (1,))
     """
 
-    config: ClassVar[dict[str, Any]] = {"env_id": "Acrobot-v1", "max_episode_steps": 500, "env_wrapper": "default"}
+    config: ClassVar[dict[str, Any]] = {
+        "env_id": typed("Acrobot-v1"),
+        "max_episode_steps": optional(count(500), note="None: no time limit"),
+        "env_wrapper": env_wrapper_key("default"),
+    }
 
     def __init__(self, cfg: Mapping[str, Any] | None = None) -> None:
         super().__init__(cfg=cfg or {})

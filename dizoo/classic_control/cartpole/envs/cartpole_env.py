@@ -13,7 +13,9 @@ from gymnasium.envs.classic_control import CartPoleEnv as GymCartPole
 from gymnasium.wrappers import TimeLimit
 
 from ding.envs import ENV_REGISTRY, DingEnvWrapper, EnvSpaces
+from ding.envs.base_env import env_wrapper_key
 from ding.envs.env_wrappers import WrapperChain
+from ding.utils.accepts import count, optional, typed
 from dizoo.env_ids import check_env_id
 from dizoo.flags import bool_flag
 
@@ -40,9 +42,9 @@ class CartPoleEnv(DingEnvWrapper):
     """
 
     config: ClassVar[dict[str, Any]] = {
-        "env_id": "CartPole-v1",
-        "max_episode_steps": 200,
-        "env_wrapper": "default",
+        "env_id": typed("CartPole-v1"),
+        "max_episode_steps": optional(count(200), note="None: no time limit"),
+        "env_wrapper": env_wrapper_key("default"),
         "obs_plus_prev_action_reward": False,
     }
 

@@ -13,6 +13,8 @@ from gymnasium.envs.classic_control import MountainCarEnv as GymMountainCar
 from gymnasium.wrappers import TimeLimit
 
 from ding.envs import ENV_REGISTRY, DingEnvWrapper, EnvSpaces
+from ding.envs.base_env import env_wrapper_key
+from ding.utils.accepts import count, optional
 from dizoo.env_ids import resolve_variant
 
 # (position, velocity)
@@ -42,10 +44,10 @@ class MountainCarEnv(DingEnvWrapper):
     """
 
     config: ClassVar[dict[str, Any]] = {
-        "env_id": None,
-        "continuous": None,
-        "max_episode_steps": None,
-        "env_wrapper": "default",
+        "env_id": optional(str, note="None: from continuous"),
+        "continuous": optional(bool, note="None: from env_id"),
+        "max_episode_steps": optional(count(), note="None: the gymnasium id's limit"),
+        "env_wrapper": env_wrapper_key("default"),
     }
 
     def __init__(self, cfg: Mapping[str, Any] | None = None) -> None:

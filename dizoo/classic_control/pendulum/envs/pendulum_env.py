@@ -12,7 +12,9 @@ from gymnasium.envs.classic_control import PendulumEnv as GymPendulum
 from gymnasium.wrappers import TimeLimit, TransformAction
 
 from ding.envs import ENV_REGISTRY, DingEnvWrapper, EnvSpaces
+from ding.envs.base_env import env_wrapper_key
 from ding.envs.env_wrappers import WrapperChain
+from ding.utils.accepts import count, optional, typed
 from dizoo.action_grid import grid_action_space, grid_discrete_action
 from dizoo.env_ids import check_env_id
 from dizoo.flags import bool_flag
@@ -43,11 +45,11 @@ class PendulumEnv(DingEnvWrapper):
     """
 
     config: ClassVar[dict[str, Any]] = {
-        "env_id": "Pendulum-v1",
-        "max_episode_steps": 200,
+        "env_id": typed("Pendulum-v1"),
+        "max_episode_steps": optional(count(200), note="None: no time limit"),
         "act_scale": True,
         "continuous": True,
-        "env_wrapper": "default",
+        "env_wrapper": env_wrapper_key("default"),
     }
 
     def __init__(self, cfg: Mapping[str, Any] | None = None) -> None:

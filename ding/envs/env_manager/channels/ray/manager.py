@@ -23,6 +23,7 @@ from ding.envs.env_manager.channels.ray.cluster import Connection, import_ray
 from ding.envs.env_manager.channels.ray.config import RAY_CONFIG, check_ray_config, check_transport
 from ding.envs.env_manager.core.batch_core import BatchCore
 from ding.envs.env_manager.core.channel import Channel
+from ding.utils.accepts import redeclare
 
 
 class RayEnvManager(BatchCore):
@@ -42,14 +43,18 @@ class RayEnvManager(BatchCore):
     partial_batches = True
     transport: ClassVar[str] = "ray"
     """The value of ``env.manager.transport`` this class runs."""
-    config: ClassVar[dict[str, Any]] = {**BatchCore.config, **RAY_CONFIG}
+    config: ClassVar[dict[str, Any]] = redeclare(BatchCore.config, RAY_CONFIG)
     """The keys of every ray transport (``create_env_manager`` picks the class by ``transport``)."""
+
+    @classmethod
+    def check_settings(cls, settings: Mapping[str, Any], *, partial_batches: bool | None = None) -> None:
+        super().check_settings(settings, partial_batches=partial_batches)
+        check_ray_config(settings)
 
     def __init__(self, env_fn: Sequence[Any], cfg: Mapping[str, Any] | None = None) -> None:
         cfg = dict(cfg or {})
         check_transport(type(self).__name__, self.transport, cfg)
         super().__init__(env_fn, {**cfg, "transport": self.transport})
-        check_ray_config(self._cfg)
         import_ray()  # without Ray, fail here with the extra to install
         self._calls: RayCallChannel | None = None
 

@@ -31,7 +31,9 @@ from ding.envs.env_manager.channels.zmq.channel import ZmqChannel
 from ding.envs.env_manager.channels.zmq.placement import LocalAndRemoteWorkers, ZmqPlacement
 from ding.envs.env_manager.core.batch_core import BatchCore
 from ding.envs.env_manager.core.channel import Channel
+from ding.envs.env_manager.settings import MAX_WORKER_NUM
 from ding.errors import ConfigError
+from ding.utils.accepts import count, optional
 
 ENDPOINT_FORMS = "'ipc', 'tcp', 'ipc:///path' or 'tcp://HOST:PORT'"
 _LINK_SECONDS = ("heartbeat_interval", "heartbeat_timeout")
@@ -66,12 +68,6 @@ def check_zmq_config(cfg: Mapping[str, Any]) -> None:
             "use None (auto) or False"
         )
     check_link_config(cfg, ("heartbeat_interval", "heartbeat_timeout", "worker_wait_timeout"))
-    for key, low in (("local_workers", 0), ("remote_workers", 0)):
-        value = cfg[key]
-        if value is None and key == "local_workers":
-            continue
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            raise ConfigError(f"env.manager.{key} must be an int >= {low}, got {value!r}")
     if cfg["remote_workers"] and cfg["keys_dir"] is None:
         raise ConfigError(
             f"env.manager.remote_workers is {cfg['remote_workers']}, but keys_dir is None: remote workers need "
@@ -107,8 +103,11 @@ class ZmqEnvManager(BatchCore):
         "shared_memory": None,  # None: shared memory when every worker is local (no keys_dir), else in the messages
         "endpoint": "ipc",  # "ipc" (a private 0700 directory), "tcp" (127.0.0.1, a free port), "tcp://HOST:PORT", ...
         "keys_dir": None,  # None: ephemeral in-memory CURVE keys (local workers only); else `ding -m keygen DIR`
-        "local_workers": None,  # workers started on this host; None: one per env group unless remote_workers is set
-        "remote_workers": 0,  # workers launch() waits for, started with `ding -m worker --connect ... --keys DIR`
+        "local_workers": optional(
+            count(low=0, high=MAX_WORKER_NUM),
+            note="worker processes started on this host; None: one per env group unless remote_workers is set",
+        ),
+        "remote_workers": count(0, low=0),  # workers launch() waits for, started with `ding -m worker --connect ...`
         "worker_wait_timeout": 60.0,  # seconds launch() waits for every worker to register
         "heartbeat_interval": 1.0,  # seconds between heartbeats, both ways
         "heartbeat_timeout": 5.0,  # seconds of silence after which a worker (or, for a worker, the manager) is gone
@@ -119,9 +118,13 @@ class ZmqEnvManager(BatchCore):
         super().__init__(env_fn, cfg)
         self._configure()
 
+    @classmethod
+    def check_settings(cls, settings: Mapping[str, Any], *, partial_batches: bool | None = None) -> None:
+        super().check_settings(settings, partial_batches=partial_batches)
+        check_zmq_config(settings)
+
     def _configure(self) -> None:
-        """Check the config and settle what it leaves open (shared memory)."""
-        check_zmq_config(self._cfg)
+        """Settle what the config leaves open (shared memory)."""
         if self._cfg.shared_memory is None:  # auto: local workers only (ephemeral keys) can share this host's memory
             self._cfg.shared_memory = self._cfg.keys_dir is None
 

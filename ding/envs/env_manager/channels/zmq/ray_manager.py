@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from ding.envs.env_manager.channels.ray.cluster import Connection, import_ray
-from ding.envs.env_manager.channels.ray.config import check_ray_config, check_transport
+from ding.envs.env_manager.channels.ray.config import check_transport
 from ding.envs.env_manager.channels.ray.manager import RayEnvManager
 from ding.envs.env_manager.channels.zmq.manager import ZmqEnvManager, check_link_config
 from ding.envs.env_manager.channels.zmq.ray_actors import RayActors
@@ -38,15 +38,20 @@ class RayZmqEnvManager(ZmqEnvManager):
         import_ray()  # without Ray, fail here with the extra to install
         self._actors: RayActors | None = None
 
-    def _configure(self) -> None:
-        check_ray_config(self._cfg)
-        check_link_config(self._cfg)
-        endpoint = self._cfg.endpoint
+    @classmethod
+    def check_settings(cls, settings: Mapping[str, Any], *, partial_batches: bool | None = None) -> None:
+        """The ray manager's settings (not the zmq manager's own: Ray places the workers)."""
+        RayEnvManager.check_settings(settings, partial_batches=partial_batches)
+        check_link_config(settings)
+        endpoint = settings["endpoint"]
         if endpoint is not None and not (isinstance(endpoint, str) and endpoint.startswith("tcp://")):
             raise ConfigError(
                 f"env.manager.endpoint must be None (this node's Ray address) or 'tcp://HOST:PORT' for the ray "
                 f"manager's zmq transport, got {endpoint!r}"
             )
+
+    def _configure(self) -> None:
+        return None  # Ray places the workers: nothing is left open
 
     @property
     def worker_actors(self) -> list[Any]:

@@ -1,0 +1,56 @@
+"""Sections several policies declare alike, with what their keys accept: the learner's hooks, the evaluator's
+frequency and the replay buffer.
+
+Each policy's ``config`` takes them from here (with its own defaults), and the workers that read them hold a value
+to the same declaration, so a key means one thing wherever it is set.
+
+Example:
+    >>> from ding.utils.accepts import plain_defaults
+    >>> plain_defaults(learner_section(log_show_after_iter=1000))['learner']['hook']['log_show_after_iter']
+    1000
+    >>> plain_defaults(replay_buffer_section(10000))
+    {'replay_buffer_size': 10000, 'share_frames': None, 'save_in_checkpoint': False}
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ding.utils.accepts import count, optional, positive, redeclare
+
+LEARNER_HOOK: dict[str, Any] = {
+    "log_show_after_iter": count(100),  # train iterations between logged statistics
+    "save_ckpt_after_iter": count(10000),  # train iterations between ckpt/iteration_<N> checkpoints
+    "save_ckpt_after_run": True,  # a checkpoint at the end of the run
+    "save_ckpt_after_minutes": optional(positive()),  # also ckpt/iteration_<N> every that many minutes of wall time
+}
+"""``policy.learn.learner.hook``: when the learner logs and saves checkpoints."""
+
+EVALUATOR: dict[str, Any] = {
+    "eval_freq": count(1000),  # train iterations between evaluations
+    # the env steps an evaluation episode may take before the evaluation fails, naming the env (None: unbounded)
+    "fail_after_episode_steps": optional(count(), note="None: unbounded"),
+}
+"""``policy.eval.evaluator``: how often to evaluate, and the bound on an evaluation episode's steps."""
+
+REPLAY_BUFFER: dict[str, Any] = {
+    "replay_buffer_size": count(10000),  # transitions the buffer keeps
+    "share_frames": optional(bool),  # store each frame of frame-stack observations once (None: when the spec stacks)
+    "save_in_checkpoint": False,  # ckpt/iteration_<N> holds the buffer, and resuming from it restores the buffer
+}
+"""``policy.other.replay_buffer`` of the off-policy policies."""
+
+
+def learner_section(log_show_after_iter: int = 100) -> dict[str, Any]:
+    """The ``learn.learner`` section, logging every ``log_show_after_iter`` train iterations."""
+    return {"learner": {"hook": redeclare(LEARNER_HOOK, {"log_show_after_iter": log_show_after_iter})}}
+
+
+def evaluator_section(eval_freq: int) -> dict[str, Any]:
+    """The ``eval`` section, evaluating every ``eval_freq`` train iterations."""
+    return {"evaluator": redeclare(EVALUATOR, {"eval_freq": eval_freq})}
+
+
+def replay_buffer_section(replay_buffer_size: int) -> dict[str, Any]:
+    """The ``other.replay_buffer`` section, keeping ``replay_buffer_size`` transitions."""
+    return redeclare(REPLAY_BUFFER, {"replay_buffer_size": replay_buffer_size})
