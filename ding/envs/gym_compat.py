@@ -300,8 +300,8 @@ def registered_spec(env_id: str) -> Any:
 def call_with_env_kwargs(
     factory: Callable[..., T], name: str, env_kwargs: Mapping[str, Any], *args: Any, **extra: Any
 ) -> T:
-    """``factory(*args, **env_kwargs, **extra)``: an env that refuses the arguments a config gave it (``env_kwargs``) raises a
-    :class:`~ding.errors.ConfigError` naming them and ``name``, the env, rather than its own exception.
+    """``factory(*args, **env_kwargs, **extra)``: an env that refuses the arguments a config gave it (``env_kwargs``)
+    raises a :class:`~ding.errors.ConfigError` naming them and ``name``, the env, rather than its own exception.
 
     >>> def grid(size: int = 3) -> list[int]:
     ...     return list(range(size))
