@@ -16,8 +16,9 @@ MODES = {
     "--check [N] then runs N random env steps in the config's env manager and reports every value that leaves its "
     "predicted space (exit status 1)",
     "serial": "train and evaluate the config's policy on its env (one run per --seed); writes the experiment "
-    "directory <exp_name>_seed<seed>/ with total_config.py, ckpt/ and log/; --load-path CKPT resumes from a "
-    "checkpoint",
+    "directory <exp_name>_seed<seed>/ with total_config.py, ckpt/ and log/ (<exp_name>_seed<seed>_<yymmdd_HHMMSS>/ "
+    "when that one holds an earlier run); --load-path CKPT resumes from a checkpoint, in place when it is the "
+    "directory's newest",
     "serial_onpolicy": "as serial, for on-policy policies (PPO): each iteration collects policy.collect.n_sample "
     "fresh env steps and learns from them for policy.learn.epoch_per_collect epochs",
     "eval": "evaluate the checkpoint --load-path on the config's evaluator envs: each episode's return and length, "
@@ -282,11 +283,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (DingError, OSError) as err:
         message = " ".join(str(err).split("\n--- original traceback ---")[0].split())
         parser.exit(2, f"ding: error: {message}\n")
+    except ImportError as err:  # an optional package the config's env or policy needs
+        parser.exit(2, f"ding: error: {missing_package_message(err)}\n")
     except KeyboardInterrupt as err:  # Ctrl-C, or a SIGTERM while a run set up or closed
         from ding.worker.interrupt import exit_status, signal_of
 
         parser.exit(exit_status(signal_of(err)), "ding: interrupted\n")
     return int(status)
+
+
+def missing_package_message(err: ImportError) -> str:
+    """One line for a package the run needs that is not installed.
+
+    >>> missing_package_message(ModuleNotFoundError("No module named 'shimmy'", name='shimmy'))
+    "module 'shimmy' is not installed: install the package that provides it, or ding's extra that brings it"
+    >>> missing_package_message(ImportError('To use it, run `pip install "shimmy[gym-v26]"`'))
+    'a package the run needs is not installed: To use it, run `pip install "shimmy[gym-v26]"`'
+    """
+    if isinstance(err, ModuleNotFoundError) and err.name:
+        name = err.name.split(".")[0]
+        return f"module {name!r} is not installed: install the package that provides it, or ding's extra that brings it"
+    return f"a package the run needs is not installed: {' '.join(str(err).split())}"
 
 
 if __name__ == "__main__":

@@ -179,7 +179,7 @@ class DingEnvWrapper(BaseEnv):
             raise EnvSpecError("DingEnvWrapper spaces need cfg.env_id (or an env instance)")
         try:
             return _probe_registered_spaces(str(env_id), dict(cfg.get("env_kwargs") or {}))
-        except gym.error.Error as err:
+        except (gym.error.Error, ImportError) as err:  # ImportError: the env needs a package that is not installed
             raise EnvSpecError(f"cannot make env_id {env_id!r}: {err}") from err
 
     @classmethod

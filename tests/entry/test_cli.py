@@ -65,3 +65,19 @@ def test_console_script_runs() -> None:
     assert "Discrete(2)" in result.stdout
     help_text = run_ding("-h").stdout
     assert "spec" in help_text and "--seed" in help_text
+
+
+def test_an_env_that_needs_a_missing_package_is_one_error_line(tmp_path: pathlib.Path) -> None:
+    (tmp_path / "cfg.py").write_text(
+        "main_config = dict(env=dict(env_id='GymV26Environment-v0', env_kwargs={'env_id': 'CartPole-v1'}))\n"
+        "create_config = dict(env=dict(type='ding_env_wrapper'), policy=dict(type='dqn'))\n"
+    )
+    try:
+        import shimmy  # noqa: F401
+    except ImportError:
+        result = run_ding("-m", "spec", "-c", "cfg.py", cwd=tmp_path)
+        assert result.returncode == 2 and "Traceback" not in result.stderr
+        assert result.stderr.startswith("ding: error: ") and result.stderr.count("\n") == 1
+        assert 'pip install "shimmy[gym-v26]"' in result.stderr
+    else:
+        assert run_ding("-m", "spec", "-c", "cfg.py", cwd=tmp_path).returncode == 0

@@ -13,7 +13,7 @@ from gymnasium.wrappers import TimeLimit
 
 from ding.envs import DingEnvWrapper
 from ding.envs.gym_compat import OldGymAPIAdapter, as_gymnasium, is_old_api_class, make_env, registered_spec
-from ding.errors import ConfigError
+from ding.errors import ConfigError, EnvSpecError
 
 
 class OldHybridEnv(gym.Env):  # type: ignore[type-arg]
@@ -360,7 +360,8 @@ def test_gym_v26_environment_gets_its_env_id() -> None:
     try:
         import shimmy  # noqa: F401
     except ImportError:
-        with pytest.raises(ImportError, match=r"pip install \"shimmy\[gym-v26\]\""):
+        message = r"cannot make env_id 'GymV26Environment-v0': .*pip install \"shimmy\[gym-v26\]\""
+        with pytest.raises(EnvSpecError, match=message):
             DingEnvWrapper(cfg=cfg).reset()
         return
     env = DingEnvWrapper(cfg=cfg)
