@@ -30,6 +30,7 @@ class InCallerChannel:
 
     def __init__(self, workers: Channel) -> None:
         self.workers = workers
+        self.codec = workers.codec  # group 0 answers as the other groups' workers do
         self.worker: Worker | None = None
         self.pending: list[bytes] = []  # group 0's messages not answered yet, in order
         self.layout: BufferLayout | None = None
@@ -41,7 +42,7 @@ class InCallerChannel:
         if setup.index != 0:
             self.workers.start(setup)
             return
-        self.worker = Worker(setup.env_ids, cloudpickle.loads(setup.env_fns_blob))
+        self.worker = Worker(setup.env_ids, cloudpickle.loads(setup.env_fns_blob), self.codec)
         self.layout = setup.layout
         self.pending = [b""]  # the startup, answered at the first receive
 

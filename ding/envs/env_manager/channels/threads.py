@@ -22,6 +22,7 @@ from collections.abc import Sequence
 import cloudpickle
 
 from ding.envs.env_manager.core.channel import Reply, WorkerSetup
+from ding.envs.env_manager.core.codec import TRUSTED, Codec
 from ding.envs.env_manager.core.commands import Command, CommandKind
 from ding.envs.env_manager.core.failure import Failure
 from ding.envs.env_manager.core.spin import SpinBudget
@@ -42,6 +43,8 @@ class _GroupThread:
 
 class ThreadChannel:
     """One thread per env group; replies come back on one queue, tagged with the group and its generation."""
+
+    codec: Codec = TRUSTED  # threads of the trainer itself
 
     def __init__(self) -> None:
         self.groups: list[_GroupThread | None] = []

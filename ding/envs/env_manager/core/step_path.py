@@ -9,8 +9,9 @@ accounted exactly once (:meth:`BaseEnvManager._after_step`).
 
 from __future__ import annotations
 
+import logging
 import pickle
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -21,10 +22,12 @@ from ding.envs.env_manager.base_manager import BaseEnvManager
 from ding.envs.env_manager.batch import BatchTimestep, ObsBatch
 from ding.envs.env_manager.core.batch_read import read_rows
 from ding.envs.env_manager.core.channel import Channel, Reply
+from ding.envs.env_manager.core.codec import RefusedDataError
 from ding.envs.env_manager.core.commands import Command, CommandKind
 from ding.envs.env_manager.core.failure import Failure
+from ding.envs.env_manager.core.replies import StepReply
 from ding.envs.env_manager.core.results import Results
-from ding.envs.env_manager.core.rows import pack_request
+from ding.envs.env_manager.core.rows import MalformedMessage, pack_request
 from ding.envs.env_manager.core.shm import (
     CONTROL_RESET_ON_DONE,
     CONTROL_STEP,
@@ -34,10 +37,12 @@ from ding.envs.env_manager.core.shm import (
     build_tree,
 )
 from ding.envs.env_manager.core.spin import SpinBudget
-from ding.envs.env_manager.core.worker import OK, STEP, StepReply
+from ding.envs.env_manager.core.worker import OK, STEP
 from ding.envs.env_manager.state import EnvState
 from ding.envs.timestep import BaseEnvTimestep
 from ding.errors import EnvManagerError
+
+logger = logging.getLogger("ding.env_manager")
 
 
 class StepPath(BaseEnvManager):
@@ -52,6 +57,7 @@ class StepPath(BaseEnvManager):
     _spin: SpinBudget
     _channel: Channel | None
     _restart_worker: Callable[[int], None]
+    _refused_replies: int
 
     # ----- messages --------------------------------------------------------------------------------
     @property
@@ -69,10 +75,25 @@ class StepPath(BaseEnvManager):
             return {}
         return self.channel.receive(workers, timeout, self._spin if spin else None)
 
-    def _decode(self, w: int, reply: bytes) -> StepReply:
-        """A worker's step or reset reply (see :meth:`Results.decode`)."""
+    def _decode(self, w: int, reply: Reply | StepReply) -> StepReply | Failure:
+        """A worker's step or reset reply as a value (see :meth:`Results.decode`); a failure stays one.
+
+        A reply that does not decode is refused: it becomes the failure of a broken worker, which is replaced.
+        """
+        if not isinstance(reply, bytes):
+            return reply
         assert self._results is not None
-        return self._results.decode(reply, self._group_rows[w])
+        try:
+            return self._results.decode(reply, self._group_rows[w], self.channel.codec)
+        except (RefusedDataError, MalformedMessage) as err:
+            return self._refuse(w, err)
+
+    def _refuse(self, w: int, err: Exception) -> Failure:
+        """Count and log a reply of worker ``w`` that did not decode; its failure replaces the worker."""
+        self._refused_replies += 1
+        message = f"refused the reply of the worker of envs {self._groups[w]}: {err}"
+        logger.warning("%s; the worker is dropped and its envs restart", message)
+        return Failure.broken(message)
 
     def _obs_of(self, env_id: int, final: bool = False) -> Any:
         assert self._results is not None
@@ -134,16 +155,17 @@ class StepPath(BaseEnvManager):
             return self._batch_from(timesteps)
         return self._batch_of(list(range(self._env_num)), infos)
 
-    def _infos_without_failures(self, replies: Mapping[int, Reply]) -> dict[int, dict[str, Any]] | None:
-        """The step infos of every env in ``replies`` (decoded), or None when a worker faulted or an env failed."""
+    def _infos_without_failures(self, replies: MutableMapping[int, Any]) -> dict[int, dict[str, Any]] | None:
+        """The step infos of every env in ``replies``, or None when a worker faulted or an env failed.
+
+        Each reply is decoded once: ``replies`` keeps the decoded values for :meth:`_gather`.
+        """
         infos: dict[int, dict[str, Any]] = {}
         for w, reply in replies.items():
             if reply == OK:
                 continue
-            if isinstance(reply, Failure):
-                return None
-            result = self._decode(w, reply)
-            if result.failures:
+            result = replies[w] = self._decode(w, reply)
+            if isinstance(result, Failure) or result.failures:
                 return None
             infos.update(result.infos)
         return infos
@@ -249,17 +271,19 @@ class StepPath(BaseEnvManager):
         replies: dict[int, Reply] = {**faults, **self._collect(sent, self._step_timeout, spin=True)}
         return self._gather(actions, replies)
 
-    def _gather(self, actions: Mapping[int, Any], replies: Mapping[int, Reply]) -> dict[int, BaseEnvTimestep]:
+    def _gather(
+        self, actions: Mapping[int, Any], replies: Mapping[int, Reply | StepReply]
+    ) -> dict[int, BaseEnvTimestep]:
         """The timesteps of the stepped envs from their workers' replies; failures end episodes abnormally."""
         results = self._results
         assert results is not None
         timesteps: dict[int, BaseEnvTimestep] = {}
         for w, reply in sorted(replies.items()):
             stepped = [env_id for env_id in self._groups[w] if env_id in actions]
-            if isinstance(reply, Failure):
-                timesteps.update(self._worker_fault(w, reply, stepped))
-                continue
             result = self._decode(w, reply)
+            if isinstance(result, Failure):
+                timesteps.update(self._worker_fault(w, result, stepped))
+                continue
             if not result.failures and self._copy_on_get:
                 timesteps.update(results.timesteps(stepped, result.infos))
                 continue

@@ -32,6 +32,7 @@ from ding.envs.env_manager.channels.ray.actors import (
 from ding.envs.env_manager.channels.ray.call_worker import RESTARTED, RayEnvWorker
 from ding.envs.env_manager.channels.ray.cluster import Connection, import_ray
 from ding.envs.env_manager.core.channel import Reply, WorkerSetup
+from ding.envs.env_manager.core.codec import TRUSTED, Codec
 from ding.envs.env_manager.core.commands import Command, CommandKind
 from ding.envs.env_manager.core.failure import Failure
 from ding.envs.env_manager.core.shm import BufferLayout
@@ -72,6 +73,8 @@ class RayActor:
 
 class RayCallChannel:
     """One Ray actor per env group, one Ray call per message (see the module docstring)."""
+
+    codec: Codec = TRUSTED  # actors of the cluster the trainer joined: inside its trust domain
 
     def __init__(self, connection: Connection, cfg: Mapping[str, Any]) -> None:
         """``cfg``: the manager's ``num_cpus_per_worker``, ``resources_per_worker`` and ``max_restarts``."""
