@@ -24,8 +24,8 @@ from ding.envs.env_manager.core.codec import DATA_ONLY, TRUSTED, NotDataError, R
 from ding.envs.env_manager.core.failure import Failure
 from ding.envs.env_manager.core.replies import StepReply
 from ding.envs.env_state import EnvStateToken
-from ding.envs.timestep import BaseEnvTimestep
 from ding.envs.spaces import EnvSpaces, shape_to_space
+from ding.envs.timestep import BaseEnvTimestep
 from tests.envs.env_manager.envs import assert_tree_equal
 
 BOX = spaces.Box(-1.0, 2.0, (3,), np.float32)

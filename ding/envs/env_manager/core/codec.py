@@ -20,7 +20,8 @@ A payload that names any other global (a class, ``os.system``, ``builtins.eval``
 (:class:`RefusedDataError`) before anything is called.
 
 >>> import numpy as np
->>> back = DATA_ONLY.loads(DATA_ONLY.dumps({"return": np.float32(2.5), "ids": (1, 2), "frame": np.eye(2, dtype=np.uint8)}))
+>>> value = {"return": np.float32(2.5), "ids": (1, 2), "frame": np.eye(2, dtype=np.uint8)}
+>>> back = DATA_ONLY.loads(DATA_ONLY.dumps(value))
 >>> back["return"].dtype.name, float(back["return"]), back["ids"], back["frame"].tolist()
 ('float32', 2.5, (1, 2), [[1, 0], [0, 1]])
 >>> try:
@@ -51,8 +52,8 @@ from ding.envs.conversion import ClippedBox
 from ding.envs.env_manager.core.failure import Failure, FailureKind
 from ding.envs.env_manager.core.replies import StepReply
 from ding.envs.env_state import EnvStateToken
-from ding.envs.timestep import BaseEnvTimestep
 from ding.envs.spaces import EnvSpaces, PlaceholderBox, PlaceholderDiscrete, PlaceholderMultiDiscrete
+from ding.envs.timestep import BaseEnvTimestep
 from ding.errors import DingError
 
 PROTOCOL = 5
