@@ -74,7 +74,7 @@ VALUES: list[Any] = [
     Failure.capture(3, "step", ValueError("bad")),
     Failure.died("gone"),
     StepReply(infos={0: {"eval_episode_return": np.ones(1, np.float32)}}, failures={1: Failure.timeout("slow")}),
-    StepReply(steps={0: (np.zeros(2), 1.0)}, ready={1: {"obs": np.ones(2)}}),
+    StepReply(steps={0: (np.zeros(2), 1.0)}, ready={1: {"obs": np.ones(2)}}, seq=2**40),
     EnvStateToken("CartPoleEnv", ("TimeLimit", "CartPoleEnv"), b"\x80opaque", b"bytes"),
     BaseEnvTimestep(np.zeros(3, np.float32), np.ones(1, np.float32), True, {"x": 1}, truncated=True),
 ]
@@ -85,7 +85,9 @@ def same(a: Any, b: Any) -> None:
     if isinstance(a, spaces.Space):
         assert a == b, (a, b)
     elif isinstance(a, (StepReply, BaseEnvTimestep)):
-        fields = ("infos", "failures", "steps", "ready") if isinstance(a, StepReply) else ("obs", "reward", "info")
+        fields = (
+            ("infos", "failures", "steps", "ready", "seq") if isinstance(a, StepReply) else ("obs", "reward", "info")
+        )
         for field in fields:
             assert_tree_equal(getattr(b, field), getattr(a, field), field)
     elif isinstance(a, np.ndarray):
@@ -208,8 +210,9 @@ def own_call(name: str, *args: Any) -> bytes:
         ("_space", ("Box", {"__class__": "Discrete"}), "attributes that are not a dict of plain names"),
         ("_failure", ("env", 1, 0, "", "", ""), "a failure whose fields are not of their types"),
         ("_failure", ("oops", "m", 0, "", "", ""), "a failure of kind 'oops'"),
-        ("_step_reply", ({"0": {}}, {}, None, None), "step reply infos that are not a dict of env ids"),
-        ("_step_reply", ({}, {0: "failure"}, None, None), "step reply failures"),
+        ("_step_reply", ({"0": {}}, {}, None, None, None), "step reply infos that are not a dict of env ids"),
+        ("_step_reply", ({}, {0: "failure"}, None, None, None), "step reply failures"),
+        ("_step_reply", ({}, {}, None, None, "7"), "a step reply whose step number is a str"),
         ("_env_spaces", (1, 2, 3), "env spaces that are not spaces"),
         ("_env_state", ("env", ["layer"], b"", b""), "an env state token whose fields are not names and bytes"),
         ("_timestep", (0, 0, True, {}, False, False), "an inconsistent timestep"),

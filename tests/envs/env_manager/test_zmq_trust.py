@@ -41,7 +41,8 @@ from ding.envs.env_manager.channels.zmq.protocol import (
 from ding.envs.env_manager.channels.zmq.worker import build_group, handle_request
 from ding.envs.env_manager.core.replies import StepReply
 from ding.envs.env_manager.core.rows import pack_reply
-from ding.envs.env_manager.core.worker import Worker, is_step
+from ding.envs.env_manager.core.sequence import is_step
+from ding.envs.env_manager.core.worker import Worker
 from ding.errors import EnvStepError
 from tests.envs.env_manager.fault_envs import FaultyEnv
 from tests.envs.env_manager.zmq_support import free_port, keys_dir, wait_until

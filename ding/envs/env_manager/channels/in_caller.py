@@ -35,6 +35,10 @@ class InCallerChannel:
         self.pending: list[bytes] = []  # group 0's messages not answered yet, in order
         self.layout: BufferLayout | None = None
 
+    @property
+    def late_replies(self) -> int:
+        return self.workers.late_replies  # group 0 answers in the caller's thread: never late
+
     def open(self, group_count: int) -> None:
         self.workers.open(group_count)
 

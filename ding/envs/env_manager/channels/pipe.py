@@ -128,6 +128,7 @@ class PipeChannel:
     """A pipe per worker; the placement decides where workers run (see the module docstring)."""
 
     codec: Codec = TRUSTED  # the trainer's own processes, or Ray actors of its cluster: the same user and code
+    late_replies = 0  # a worker given up on is killed (and waited for) with its pipe: nothing of it comes late
 
     def __init__(self, placement: PipePlacement) -> None:
         self.placement = placement

@@ -91,6 +91,7 @@ class BatchCore(InFlight):
         self._channel: Channel | None = None
         self._refused_replies = 0
         """Replies refused because they did not decode (a data-only peer that sent something else)."""
+        self._init_step_numbers()
         if self._cfg.start_serially not in (True, False):
             raise ConfigError(f"env.manager.start_serially must be True or False, got {self._cfg.start_serially!r}")
         self._init_in_flight()
@@ -295,7 +296,7 @@ class BatchCore(InFlight):
             retry: dict[int, dict[str, Any]] = {}
             for w, reply in sorted(replies.items()):
                 mine = {i: kw for i, kw in pending.items() if self._worker_of[i] == w}
-                result = self._decode(w, reply)
+                result = self._decode(w, reply, step=False)
                 if isinstance(result, Failure):
                     error = result.error()
                     retry.update({i: kw for i, kw in mine.items() if self._spend_retry(i, error)})

@@ -15,6 +15,8 @@ answers mean; a channel only carries bytes to and from worker ``w`` and tells wh
 ``pids``      liveness and monitoring: each group's worker process id (None: none running)
 ``codec``     how the workers encode their answers (:mod:`~ding.envs.env_manager.core.codec`): pickle for the
               trainer's own processes, threads and Ray actors, data only for zmq peers
+``late_replies``  replies the channel dropped because they came after their request was given up on (a hung
+              worker's answer at last); never delivered
 ============  =========================================================================================
 
 A worker's first answer after ``start`` is its startup: an encoded ``{env_id: EnvSpaces}`` of the envs it built,
@@ -54,6 +56,9 @@ class Channel(Protocol):
     """The transport between the batch core and its workers (see the module's table)."""
 
     codec: Codec
+
+    @property
+    def late_replies(self) -> int: ...
 
     def open(self, group_count: int) -> None: ...
 

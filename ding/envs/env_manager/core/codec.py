@@ -178,7 +178,7 @@ _ENCODERS: dict[type, Callable[[Any], tuple[Any, ...]]] = {
     np.ndarray: _encode_array,
     complex: lambda value: (_complex, (value.real, value.imag)),
     np.random.Generator: _encode_generator,
-    StepReply: lambda reply: (_step_reply, (reply.infos, reply.failures, reply.steps, reply.ready)),
+    StepReply: lambda reply: (_step_reply, (reply.infos, reply.failures, reply.steps, reply.ready, reply.seq)),
     Failure: _encode_failure,
     EnvSpaces: lambda env_spaces: (_env_spaces, (env_spaces.observation, env_spaces.action, env_spaces.reward)),
     EnvStateToken: lambda token: (_env_state, (token.env, token.layers, token.simulator, token.data)),
@@ -334,8 +334,11 @@ def _by_env(value: Any, what: str, check: Callable[[Any], bool] = lambda _: True
     return value
 
 
-def _step_reply(infos: Any, failures: Any, steps: Any, ready: Any) -> StepReply:
+def _step_reply(infos: Any, failures: Any, steps: Any, ready: Any, seq: Any) -> StepReply:
+    if seq is not None and type(seq) is not int:
+        raise _refuse(f"a step reply whose step number is a {type(seq).__name__}")
     return StepReply(
+        seq=seq,
         infos=_by_env(infos, "infos", lambda info: isinstance(info, dict)) or {},
         failures=_by_env(failures, "failures", lambda failure: isinstance(failure, Failure)) or {},
         steps=_by_env(steps, "steps", lambda step: isinstance(step, tuple) and len(step) == 2),

@@ -20,3 +20,4 @@ class StepReply:
     failures: dict[int, Failure] = dataclasses.field(default_factory=dict)
     steps: dict[int, tuple[Any, Any]] | None = None  # pickled layouts: (obs, reward) of each step
     ready: dict[int, Any] | None = None  # pickled layouts: the first obs of each reset
+    seq: int | None = None  # a step's reply: the number of the step it answers (:mod:`.sequence`)

@@ -16,8 +16,8 @@ from gymnasium import spaces
 from ding.envs.env_manager.core.codec import Codec, RefusedDataError
 from ding.envs.env_manager.core.replies import StepReply
 from ding.envs.env_manager.core.rows import RAW_REPLY, unpack_reply
+from ding.envs.env_manager.core.sequence import OK, SEQ, message_seq
 from ding.envs.env_manager.core.shm import FLAG_DONE, FLAG_TERMINATED, FLAG_TRUNCATED, SharedBuffers, build_tree
-from ding.envs.env_manager.core.worker import OK
 from ding.envs.timestep import BaseEnvTimestep
 
 
@@ -39,12 +39,10 @@ class Results:
         A reply that is not one (rows of the wrong length, a head ``codec`` refuses, another value) raises
         :class:`~.rows.MalformedMessage` or :class:`~.codec.RefusedDataError`.
         """
-        if reply == OK:
-            return StepReply()
         if reply[:1] == RAW_REPLY:
             reply = unpack_reply(reply, self.buffers, rows)
-            if reply == OK:
-                return StepReply()
+        if reply[:1] == OK and len(reply) == len(OK) + SEQ.size:
+            return StepReply(seq=message_seq(reply))
         result = codec.loads(reply)
         if not isinstance(result, StepReply):
             raise RefusedDataError(f"refused a step reply that is a {type(result).__name__}")

@@ -2,8 +2,9 @@
 
 Messages from the manager, on any channel (a pipe here; zmq and Ray calls carry the same bytes):
 
-- ``b"S"``: step every owned env whose ``control[i, CONTROL_STEP]`` is set, with its action from
-  shared memory; results go to shared memory. The reply is ``b"k"`` or, when some env has a
+- ``STEP`` and the step's number (:mod:`.sequence`): step every owned env whose ``control[i, CONTROL_STEP]``
+  is set, with its action from shared memory; results go to shared memory. The reply is ``OK`` and the
+  step's number or, when some env has a
   non-empty info dict or raised, an encoded :class:`StepReply` (only then is anything encoded).
   With a ``pickled`` layout (envs with probed spaces, no shared memory) observations and rewards
   travel in the :class:`StepReply` instead. Answers are encoded with the worker's :mod:`.codec`:
@@ -35,7 +36,8 @@ from ding.envs.env_manager.core.codec import ACCEPTED, TRUSTED, Codec, NotDataEr
 from ding.envs.env_manager.core.commands import Command, CommandKind
 from ding.envs.env_manager.core.failure import Failure, FailureKind
 from ding.envs.env_manager.core.replies import StepReply
-from ding.envs.env_manager.core.rows import RAW_STEP, pack_reply, unpack_request
+from ding.envs.env_manager.core.rows import pack_reply, unpack_request
+from ding.envs.env_manager.core.sequence import HEADER, RAW_STEP, STEP, is_step, message_seq, ok_reply
 from ding.envs.env_manager.core.shm import (
     CONTROL_RESET_ON_DONE,
     CONTROL_STEP,
@@ -54,8 +56,6 @@ from ding.envs.probe import class_declared_spaces, read_spaces
 from ding.envs.spaces import EnvSpaces
 from ding.errors import UnknownNameError
 
-STEP = b"S"
-OK = b"k"
 _PR_SET_PDEATHSIG = 1
 logger = logging.getLogger("ding.env_worker")
 
@@ -72,11 +72,6 @@ def _not_data(env_id: int, what: str, err: NotDataError) -> Failure:
     """The failure of an env whose step produced something its manager may not receive (a data-only peer)."""
     message = f"{what} holds {err.what}, which cannot travel to this manager: a zmq worker sends data only ({ACCEPTED})"
     return Failure(FailureKind.ENV, message, env_id, "step", type(err).__name__)
-
-
-def is_step(message: bytes) -> bool:
-    """Whether a message to a worker is a step (else it is a pickled command)."""
-    return message == STEP or message[:1] == RAW_STEP
 
 
 def _die_with_parent() -> None:
@@ -127,11 +122,12 @@ class Worker:
         return {i: read_spaces(e) for i, e in self.envs.items()}
 
     # ----- hot path ------------------------------------------------------------------------------
-    def step(self) -> bytes:
+    def step(self, seq: int = 0) -> bytes:
+        """Step the envs ``control`` marks; the reply answers step number ``seq`` (:mod:`.sequence`)."""
         buffers = self.buffers
         assert buffers is not None
         if buffers.layout.pickled:
-            return self.step_pickled()
+            return self.step_pickled(seq)
         control, flags, reward, actions = buffers.control, buffers.flags, buffers.reward, buffers.action
         reply: StepReply | None = None
         for env_id in self.env_ids:
@@ -163,16 +159,19 @@ class Worker:
                     reply.failures[env_id] = Failure.capture(env_id, "reset", exc)
                     continue
                 flags[env_id, FLAG_RESET] = True
-        return OK if reply is None else self.encode_reply(reply)
+        if reply is None:
+            return ok_reply(seq)
+        reply.seq = seq
+        return self.encode_reply(reply)
 
-    def step_pickled(self) -> bytes:
+    def step_pickled(self, seq: int) -> bytes:
         """:meth:`step` for a pickled layout: observations and rewards go into the reply as the envs return them."""
         buffers = self.buffers
         assert buffers is not None
         control, flags = buffers.control, buffers.flags
         steps: dict[int, tuple[Any, Any]] = {}
         ready: dict[int, Any] = {}
-        reply = StepReply(steps=steps, ready=ready)
+        reply = StepReply(steps=steps, ready=ready, seq=seq)
         for env_id in self.env_ids:
             if not control[env_id, CONTROL_STEP]:
                 continue
@@ -250,13 +249,14 @@ class Worker:
 
     def answer_step(self, message: bytes) -> bytes:
         """The reply to a step message: ``STEP``, or ``RAW_STEP`` with rows (private buffers, :mod:`.rows`)."""
-        if message == STEP:
-            return self.step()
         buffers = self.buffers
-        if message[:1] != RAW_STEP or buffers is None or not self.rows_in_reply:
+        kind = message[:1]
+        if kind == STEP and len(message) == HEADER and buffers is not None and not self.rows_in_reply:
+            return self.step(message_seq(message))
+        if kind != RAW_STEP or len(message) < HEADER or buffers is None or not self.rows_in_reply:
             raise ValueError(f"not a step message for this worker: {message[:16]!r}")
         unpack_request(message, buffers, self.rows)
-        return pack_reply(self.step(), buffers, self.rows)
+        return pack_reply(self.step(message_seq(message)), buffers, self.rows)
 
     def answer(self, command: Command) -> bytes:
         """The reply to a control command: its pickled result, or the failure it raised.

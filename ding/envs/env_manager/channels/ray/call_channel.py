@@ -84,6 +84,8 @@ class RayCallChannel:
         self.request = resource_request(cfg)
         self.actors: list[RayActor | None] = []
         self._actor_class: Any = None
+        self.late_replies = 0
+        """Calls given up on when their actor was stopped: their results are never read."""
 
     # ----- workers -------------------------------------------------------------------------------
     def open(self, group_count: int) -> None:
@@ -112,6 +114,7 @@ class RayCallChannel:
         if handle.doomed:
             handle.doomed = False
             self._ray.kill(handle.actor, no_restart=False)
+        self.late_replies += len(handle.calls)
         handle.calls.clear()
         handle.restarted = True
 

@@ -58,6 +58,13 @@ class ZmqChannel:
         self.env_ids: list[list[int]] = []  # each group's env ids, as its last setup gave them
         self.refusals = CountedLog(logging.getLogger("ding.zmq"), "refused connections and messages")
         """Connections and messages refused over every launch (counted by reason and address)."""
+        self._late_before = 0  # late replies the hubs of earlier launches dropped
+
+    @property
+    def late_replies(self) -> int:
+        """Replies the hub dropped as late or repeated (their request timed out, or their worker was replaced)."""
+        hub = self.hub
+        return self._late_before + (sum(hub.late.counts.values()) if hub is not None else 0)
 
     @property
     def endpoint(self) -> str | None:
@@ -131,6 +138,7 @@ class ZmqChannel:
             if hub is not None:
                 told = hub.shutdown()
                 self.refusals.close()
+                self._late_before += sum(hub.late.counts.values())
         finally:
             self.placement.close(told)
 
