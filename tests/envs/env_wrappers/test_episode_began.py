@@ -106,7 +106,7 @@ def test_reward_norm_restarts_its_return() -> None:
 @pytest.mark.parametrize("wrapper", ["frame_skip", "action_repeat"])
 def test_repeating_wrappers_stop_at_a_step_that_begins_an_episode(wrapper: str) -> None:
     kwargs = {"skip": 4} if wrapper == "frame_skip" else {"action_repeat": 4}
-    env, results = play([(wrapper, kwargs)], steps=3)
+    _, results = play([(wrapper, kwargs)], steps=3)
     assert [r[0].tolist() for r in results] == [[0, 1], [0, 2], [0, 3]]  # each repeat stopped at the new episode
     assert all(episode_began(r[4]) is not None for r in results)
 
