@@ -110,6 +110,8 @@ class StepPath(BaseEnvManager):
         """
         if not isinstance(reply, bytes):
             return reply
+        if step and reply == self._expect_ok[w]:  # the common case: the step sent, and nothing but rows to say
+            return StepReply(seq=self._sent_seq[w])
         assert self._results is not None
         try:
             result = self._results.decode(reply, self._group_rows[w], self.channel.codec)
