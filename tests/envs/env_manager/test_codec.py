@@ -126,7 +126,7 @@ class Opaque:
     ("value", "named"),
     [
         (Opaque(), "a tests.envs.env_manager.test_codec.Opaque"),
-        (print, "the function builtins.print"),
+        (len, "the function builtins.len"),
         (Opaque, "the class tests.envs.env_manager.test_codec.Opaque"),
         (np.array([1, None], dtype=object), "a numpy.ndarray is not data (dtype object holds Python objects)"),
         (OrderedDict(a=1), "a collections.OrderedDict"),

@@ -25,16 +25,16 @@ A payload that names any other global (a class, ``os.system``, ``builtins.eval``
 >>> back["return"].dtype.name, float(back["return"]), back["ids"], back["frame"].tolist()
 ('float32', 2.5, (1, 2), [[1, 0], [0, 1]])
 >>> try:
-...     DATA_ONLY.dumps({"handle": print})
+...     DATA_ONLY.dumps({"handle": len})
 ... except NotDataError as err:
 ...     print(err.what)
-the function builtins.print
+the function builtins.len
 >>> import pickle
 >>> try:
-...     DATA_ONLY.loads(pickle.dumps(print))
+...     DATA_ONLY.loads(pickle.dumps(len))
 ... except RefusedDataError as err:
 ...     print(str(err).split(";")[0])
-refused a payload that names builtins.print
+refused a payload that names builtins.len
 """
 
 from __future__ import annotations
