@@ -288,6 +288,7 @@ class StepPath(BaseEnvManager):
         control[ids, CONTROL_STEP] = 1
         control[ids, CONTROL_RESET_ON_DONE] = self._reset_on_done_mask()[ids]
         seq = self._number_step(workers)
+        shared = step_message(seq) if buffers.layout.shared else None
         faults: dict[int, Failure] = {}
         for w in workers:
             if buffers.action is None:
@@ -297,7 +298,7 @@ class StepPath(BaseEnvManager):
                 if isinstance(reply, Failure):
                     faults[w] = reply
                     continue
-            fault = self._send(w, self._step_message(w, seq))
+            fault = self._send(w, shared or self._step_message(w, seq))
             if fault is not None:
                 faults[w] = fault
         return [w for w in workers if w not in faults], faults

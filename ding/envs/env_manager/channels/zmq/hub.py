@@ -242,8 +242,6 @@ class Hub(Registry):
             self._drain(time.monotonic())
         self._exited(exited)
         self._check_liveness(time.monotonic(), disconnected)
-        for log in (self.refusals, self.socket.closes, self.late):
-            log.flush()
 
     def _drain(self, now: float) -> None:
         while self.socket.readable():  # cheaper than waiting for zmq.Again
@@ -295,6 +293,8 @@ class Hub(Registry):
 
     def _background(self) -> None:
         while not self._stopping.wait(min(self.interval / 2, self.timeout / 4)):
+            for log in (self.refusals, self.socket.closes, self.late):  # an interval's summary, off the step path
+                log.flush()
             if self.lock.acquire(blocking=False):
                 try:
                     if not self._closed:

@@ -94,7 +94,7 @@ class CountedLog:
             self.logger.log(self.level, line, *args)
 
     def flush(self) -> None:
-        """Log the summary of an interval that has ended (call it now and then: the hub does, as it pumps)."""
+        """Log the summary of an interval that has ended (call it now and then: the hub's background thread does)."""
         with self._lock:
             summary = self._roll(self.clock())
         if summary:
