@@ -3,12 +3,11 @@
 Messages from the manager, on any channel (a pipe here; zmq and Ray calls carry the same bytes):
 
 - ``STEP`` and the step's number (:mod:`.sequence`): step every owned env whose ``control[i, CONTROL_STEP]``
-  is set, with its action from shared memory; results go to shared memory. The reply is ``OK`` and the
-  step's number or, when some env has a
-  non-empty info dict or raised, an encoded :class:`StepReply` (only then is anything encoded).
-  With a ``pickled`` layout (envs with probed spaces, no shared memory) observations and rewards
-  travel in the :class:`StepReply` instead. Answers are encoded with the worker's :mod:`.codec`:
-  pickled for the trainer's own processes and threads, data only for zmq peers.
+  is set, with its action from shared memory; results go to shared memory. The reply is ``OK`` and the step's
+  number or, when some env has a non-empty info dict or raised, an encoded :class:`StepReply` naming the step
+  (only then is anything encoded). With a ``pickled`` layout (envs with probed spaces, no shared memory)
+  observations and rewards travel in the :class:`StepReply` instead. Answers are encoded with the worker's
+  :mod:`.codec`: pickled for the trainer's own processes and threads, data only for zmq peers.
 - ``RAW_STEP`` and raw rows (private buffers, :mod:`.rows`): the same step, with this group's control
   and action rows in the message and its result rows after the reply's head.
 - A pickled :class:`~ding.envs.env_manager.core.commands.Command` for everything else (reset, seed,
