@@ -293,8 +293,11 @@ class EpisodicLifeWrapper(DingWrapper):
             if terminated or truncated:
                 obs, info = self.env.reset(**kwargs)
                 self._game_return.clear()
+            elif episode_began(info) is not None:  # the game ended inside the no-op step and a new one began
+                self._game_return.clear()
         self._real_done = False
-        self._lives = self._counter.read(info)
+        began = episode_began(info)
+        self._lives = self._counter.read(info if began is None else dict(began))
         return obs, info
 
 

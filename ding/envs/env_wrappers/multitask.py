@@ -343,7 +343,8 @@ class TaskIdWrapper(DingWrapper):
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
         obs, info = self.env.reset(**kwargs)
-        self._read_task(info)
+        began = episode_began(info)  # a reset made of steps (episodic_life's) may begin an episode inside one
+        self._read_task(info if began is None else began)
         return self.observation(obs), info
 
     def step(self, action: Any) -> StepResult:

@@ -7,7 +7,8 @@ multitask env that contain ``non_episodic`` and / or ``random_first_episode_leng
 ``frame_stack``, and ``task_id`` last; it plays the chain with random actions and checks meanings, not bounds:
 
 - the task code in every observation is the task of the episode that observation belongs to: ``info['task_id']``,
-  or at a step inside which an episode began, that episode's (``info['reset_info']['task_id']``);
+  or at a step (or a reset made of steps, as ``episodic_life``'s) inside which an episode began, that episode's
+  (``info['reset_info']['task_id']``);
 - ``prev_action`` / ``prev_reward_extrinsic`` are zero with an episode's first observation and the step's own
   action and reward otherwise;
 - a frame stack is filled with an episode's first observation and shifts by one frame otherwise.
@@ -27,6 +28,7 @@ from hypothesis import strategies as st
 from ding.envs.env_wrappers import MultitaskEnv, apply_wrappers, update_space
 from ding.envs.env_wrappers.action import zero_action
 from ding.envs.env_wrappers.base import episode_began
+from ding.envs.env_wrappers.fields import get_field
 from ding.envs.spaces import EnvSpaces, reward_space_of
 from ding.errors import ConfigError, ShapeRuleError
 from tests.envs.env_wrappers.catalogue import CatalogueEnv
@@ -108,24 +110,25 @@ def inner(obs: dict[str, Any]) -> Any:
 
 
 class Watch:
-    """What the watcher below task_id must show, step by step."""
+    """What the watcher below task_id must show, step by step (``fields``: frame_stack's stacked paths)."""
 
-    def __init__(self, watcher: str | None, act_space: spaces.Space[Any]) -> None:
-        self.watcher, self.act_space = watcher, act_space
-        self.last_stack: np.ndarray | None = None
+    def __init__(self, watcher: str | None, act_space: spaces.Space[Any], fields: list[str] | None = None) -> None:
+        self.watcher, self.act_space, self.fields = watcher, act_space, fields
+        self.last_stacks: list[np.ndarray] | None = None
 
     def check(self, obs: Any, first: bool, action: Any = None, reward: Any = None, where: str = "") -> None:
         if self.watcher is None:
             return
         seen = inner(obs)
         if self.watcher == "frame_stack":
-            stack = np.asarray(seen)
-            if first:
-                assert all(np.array_equal(frame, stack[-1]) for frame in stack), f"{where}: a fresh stack"
-            else:
-                assert self.last_stack is not None
-                assert np.array_equal(stack[:-1], self.last_stack[1:]), f"{where}: the stack shifts by one"
-            self.last_stack = stack
+            stacks = [np.asarray(get_field(seen, f) if f else seen) for f in self.fields or [None]]
+            for i, stack in enumerate(stacks):
+                if first:
+                    assert all(np.array_equal(frame, stack[-1]) for frame in stack), f"{where}: a fresh stack"
+                else:
+                    assert self.last_stacks is not None
+                    assert np.array_equal(stack[:-1], self.last_stacks[i][1:]), f"{where}: the stack shifts by one"
+            self.last_stacks = stacks
             return
         prev = seen["prev_action"]
         expected = zero_action(self.act_space) if first else self._recorded(action)
@@ -149,10 +152,11 @@ def play_episode_chain(chain: list[tuple[str, dict[str, Any]]], run_seed: int) -
         assert any(str(err).startswith(w) for w in BUILD_TIME), f"built chain {chain} fails: {err}"
         return 0
     encoding = chain[-1][1]["encoding"]
-    watchers = [w for w, _ in chain[-2:-1] if w in WATCHERS]
-    watch = Watch(watchers[0] if watchers else None, env.action_space)
+    watchers = [(w, kwargs) for w, kwargs in chain[-2:-1] if w in WATCHERS]
+    watcher, kwargs = watchers[0] if watchers else (None, {})
+    watch = Watch(watcher, env.action_space, kwargs.get("fields"))
     obs, info = env.reset(seed=run_seed)
-    assert task_code(obs, encoding) == info["task_id"], "after reset"
+    assert task_code(obs, encoding) == (episode_began(info) or info)["task_id"], "after reset"
     watch.check(obs, first=True, where="after reset")
     env.action_space.seed(run_seed)
     began_in_steps = 0
@@ -165,8 +169,8 @@ def play_episode_chain(chain: list[tuple[str, dict[str, Any]]], run_seed: int) -
         assert task_code(obs, encoding) == task, f"step {t}: the code says {task_code(obs, encoding)}, info {task}"
         watch.check(obs, first=began is not None, action=action, reward=reward, where=f"step {t}")
         if terminated or truncated:
-            obs, info = env.reset()
-            assert task_code(obs, encoding) == info["task_id"], f"after the reset at step {t}"
+            obs, info = env.reset()  # a reset made of steps (episodic_life's) may begin an episode inside one
+            assert task_code(obs, encoding) == (episode_began(info) or info)["task_id"], f"after the reset at step {t}"
             watch.check(obs, first=True, where=f"after the reset at step {t}")
     return began_in_steps
 
