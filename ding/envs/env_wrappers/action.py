@@ -15,7 +15,7 @@ from gymnasium import spaces
 
 from ding.envs.conversion import ClippedBox
 from ding.envs.env_wrappers.arguments import AtLeast, NonNegativeFloat, NonNegativeInt, PositiveFloat
-from ding.envs.env_wrappers.base import DingActionWrapper, DingWrapper, SpaceTriple, register_wrapper
+from ding.envs.env_wrappers.base import DingActionWrapper, DingWrapper, SpaceTriple, episode_began, register_wrapper
 from ding.envs.env_wrappers.rule import SpaceKindError, describe_space
 from ding.envs.spaces import is_placeholder
 from ding.errors import ConfigError, ShapeRuleError
@@ -271,6 +271,12 @@ class TemporallyCorrelatedNoiseWrapper(DingActionWrapper):
         self._noise.fill(0.0)
         return self.env.reset(**kwargs)
 
+    def step(self, action: Any) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
+        result = super().step(action)
+        if episode_began(result[4]) is not None:  # the next action is the new episode's first
+            self._noise.fill(0.0)
+        return result
+
     def action(self, action: Any) -> np.ndarray:
         self._noise *= self._decay
         self._noise += self._scale * self.np_random.standard_normal(self._noise.shape)
@@ -322,7 +328,8 @@ def _contains(space: spaces.Space[Any], action: Any) -> bool:
 class TimeShiftWrapper(DingWrapper):
     """Delay actions: the env executes at step t the action the agent gave at step t - ``shift`` (spaces unchanged).
 
-    The first ``shift`` steps of each episode execute ``default_action``; None means the action space's
+    The first ``shift`` steps of each episode (also of one begun inside ``step``) execute ``default_action``; None
+    means the action space's
     :func:`zero_action` (zeros, or the low bound where 0 is not allowed). ``shift=0`` passes actions through.
 
     Example:
@@ -363,4 +370,7 @@ class TimeShiftWrapper(DingWrapper):
             return self.env.step(action)
         # copy arrays: an agent reusing its action buffer must not change actions still waiting
         self.pending.append(np.array(action) if isinstance(action, np.ndarray) else action)
-        return self.env.step(self.pending.popleft())
+        result = self.env.step(self.pending.popleft())
+        if episode_began(result[4]) is not None:  # actions of the ended episode do not reach the new one
+            self.pending = deque([self.default_action] * self.shift)
+        return result

@@ -16,7 +16,13 @@ from gymnasium import spaces
 
 from ding.envs.env_wrappers.ale import AleSkip, direct_ale_env
 from ding.envs.env_wrappers.arguments import PositiveInt
-from ding.envs.env_wrappers.base import DingObservationWrapper, DingWrapper, SpaceTriple, register_wrapper
+from ding.envs.env_wrappers.base import (
+    DingObservationWrapper,
+    DingWrapper,
+    SpaceTriple,
+    episode_began,
+    register_wrapper,
+)
 from ding.envs.env_wrappers.episode import EpisodeReturn
 from ding.envs.env_wrappers.repeat import StepResult, summed_rewards
 from ding.envs.env_wrappers.reward import RewardSum
@@ -197,15 +203,17 @@ class MaxAndSkipWrapper(DingWrapper):
         terminated = truncated = False
         info: dict[str, Any] = {}
         i = 0
+        began = False
         for i in range(self.skip):
             obs, reward, terminated, truncated, info = self.env.step(action)
             self._total.add(reward)
-            if terminated or truncated:
+            began = episode_began(info) is not None
+            if terminated or truncated or began:  # an episode ended, or a new one began inside the step
                 break
             if i == last - 1:
                 self._before_last[...] = obs
         frame = np.array(obs, dtype=self._dtype)  # a new array, [0, ...]-safe for 0-d frames
-        if i == last and i > 0:
+        if i == last and i > 0 and not began:  # a new episode's first frame is not maxed with the last one's
             np.maximum(frame, self._before_last, out=frame)
         return frame, self._total.take(), bool(terminated), bool(truncated), info
 
@@ -268,6 +276,10 @@ class EpisodicLifeWrapper(DingWrapper):
             if not self._real_done and "eval_episode_return" not in info:
                 info["eval_episode_return"] = self._game_return.value()
         self._lives = lives
+        began = episode_began(info)
+        if began is not None:  # a new game began inside the step: its lives and return start afresh
+            self._lives = self._counter.read(dict(began))
+            self._game_return.clear()
         info["real_done"] = self._real_done
         return obs, reward, terminated, truncated, info
 
@@ -281,8 +293,11 @@ class EpisodicLifeWrapper(DingWrapper):
             if terminated or truncated:
                 obs, info = self.env.reset(**kwargs)
                 self._game_return.clear()
+            elif episode_began(info) is not None:  # the game ended inside the no-op step and a new one began
+                self._game_return.clear()
         self._real_done = False
-        self._lives = self._counter.read(info)
+        began = episode_began(info)
+        self._lives = self._counter.read(info if began is None else dict(began))
         return obs, info
 
 
@@ -365,7 +380,8 @@ class TerminalOnLifeLossWrapper(DingWrapper):
         obs, reward, terminated, truncated, info = self.env.step(action)
         lives = self._counter.read(info)
         life_lost = lives < self._lives
-        self._lives = lives
+        began = episode_began(info)
+        self._lives = lives if began is None else self._counter.read(dict(began))  # a new game's lives
         info["life_lost"] = life_lost
         info["discount"] = 0.0 if life_lost else 1.0
         return obs, reward, terminated, truncated, info

@@ -8,6 +8,11 @@ order, checked against their annotations, stored as attributes), its signature, 
 sets, and the two class-level interfaces ``new_space`` (full spaces) and ``new_shape`` (DI-engine-style
 shapes, through placeholder spaces). The ahead-of-time path (:func:`~ding.envs.env_wrappers.update_shape`,
 :func:`~ding.envs.env_wrappers.update_space`) and the runtime path are therefore one piece of code.
+
+An episode may begin inside ``step``: a wrapper below resets its env there (``non_episodic`` does) and returns
+the new episode's first observation. Such a step says so in its info (:data:`RESET_INFO`, read with
+:func:`episode_began`); a wrapper whose output depends on the episode starts the episode afresh there as its
+``reset`` would (``task_id``, ``frame_stack``, the history wrappers, ``transformers``, ...).
 """
 
 from __future__ import annotations
@@ -23,6 +28,10 @@ from ding.envs.env_wrappers.arguments import RuleParameter, check_argument, rule
 from ding.envs.spaces import DEFAULT_REWARD_SPACE, Shape, reward_space_of, shape_to_space, space_to_shape
 from ding.errors import ConfigError, did_you_mean
 from ding.utils.registry import Registry
+
+RESET_INFO = "reset_info"
+"""The info key of a step inside which a new episode began: that episode's reset info (the step's observation is
+its first)."""
 
 SpaceTriple = tuple[spaces.Space[Any], spaces.Space[Any], spaces.Space[Any]]
 ShapeTriple = tuple[Shape, Shape, Shape]
@@ -179,6 +188,16 @@ class DingWrapper(gym.Wrapper[Any, Any, Any, Any]):
             shape_to_space(obs_shape), shape_to_space(act_shape), shape_to_space(rew_shape), *args, **kwargs
         )
         return space_to_shape(obs), space_to_shape(act), space_to_shape(rew)
+
+
+def episode_began(info: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The reset info of the episode that began inside the step that returned ``info``, or None.
+
+    >>> episode_began({"reset_info": {"task_id": 1}}), episode_began({"task_id": 0})
+    ({'task_id': 1}, None)
+    """
+    began = info.get(RESET_INFO)
+    return began if isinstance(began, Mapping) else None
 
 
 def _constructor_signature(rule: Callable[..., Any], aliases: Mapping[str, str]) -> inspect.Signature:

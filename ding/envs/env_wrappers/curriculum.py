@@ -23,7 +23,7 @@ import numpy as np
 from gymnasium import spaces
 
 from ding.envs.env_wrappers.arguments import AtLeast, Finite, NonNegativeInt, UnitFloat
-from ding.envs.env_wrappers.base import DingWrapper, SpaceTriple, register_wrapper
+from ding.envs.env_wrappers.base import DingWrapper, SpaceTriple, episode_began, register_wrapper
 from ding.envs.env_wrappers.multitask import TASK_ID_KEY
 from ding.envs.env_wrappers.rule import describe_space
 from ding.errors import ConfigError, ShapeRuleError
@@ -142,7 +142,11 @@ class CurriculumWrapper(DingWrapper):
         obs, reward, terminated, truncated, info = self.env.step(action)
         self._return += float(np.asarray(reward).reshape(()))
         self._steps += 1
-        if terminated or truncated:
+        began = episode_began(info)
+        if terminated or truncated or began is not None:
             self._update(self._task, self._return, self._steps)
+            if began is not None:  # the env inside chose the next task itself: follow it
+                self._task = int(began.get(TASK_ID_KEY, self._task))
+                self._return, self._steps = 0.0, 0
             info = {**info, CURRICULUM_KEY: self.stats()}
         return obs, reward, terminated, truncated, info

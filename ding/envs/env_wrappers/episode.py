@@ -17,7 +17,7 @@ from gymnasium import spaces
 from gymnasium.envs.registration import EnvSpec
 
 from ding.envs.env_wrappers.arguments import PositiveInt
-from ding.envs.env_wrappers.base import DingWrapper, SpaceTriple, register_wrapper
+from ding.envs.env_wrappers.base import RESET_INFO, DingWrapper, SpaceTriple, register_wrapper
 from ding.errors import ConfigError
 
 StepResult = tuple[Any, Any, bool, bool, dict[str, Any]]
@@ -191,8 +191,10 @@ class NonEpisodicWrapper(DingWrapper):
 
     When the inner episode ends, the step returns the observation of the fresh episode and adds to ``info``:
     ``inner_episode_end=True``, ``inner_terminated`` (whether the inner end was a termination),
-    ``final_observation`` (the inner episode's last observation) and ``reset_info``. These keys appear only on
-    such steps. ``reset()`` itself still resets the inner env.
+    ``final_observation`` (the inner episode's last observation) and ``reset_info`` (the fresh episode's reset
+    info: the mark of an episode begun inside ``step``, :func:`~ding.envs.env_wrappers.base.episode_began`, by
+    which the wrappers above start their episode state afresh). These keys appear only on such steps. ``reset()``
+    itself still resets the inner env.
 
     Example:
         >>> from gymnasium.envs.classic_control import CartPoleEnv
@@ -222,7 +224,7 @@ class NonEpisodicWrapper(DingWrapper):
                 "inner_episode_end": True,
                 "inner_terminated": bool(terminated),
                 "final_observation": obs,
-                "reset_info": reset_info,
+                RESET_INFO: reset_info,
             }
             obs = new_obs
         return obs, reward, False, False, info

@@ -11,7 +11,7 @@ import numpy as np
 from gymnasium import spaces
 
 from ding.envs.env_wrappers.arguments import PositiveInt
-from ding.envs.env_wrappers.base import DingWrapper, SpaceTriple, register_wrapper
+from ding.envs.env_wrappers.base import DingWrapper, SpaceTriple, episode_began, register_wrapper
 from ding.envs.env_wrappers.fields import Fields, map_fields
 from ding.envs.env_wrappers.image import leaf_spaces, map_paths
 from ding.envs.env_wrappers.rule import SpaceKindError, describe_space
@@ -47,7 +47,8 @@ class _FrameBuffer:
 class FrameStackWrapper(DingWrapper):
     """Stack the last ``n_frames`` observations on a new leading axis: ``shape`` → ``(n_frames, *shape)``.
 
-    Oldest first, newest at index -1; a reset fills the stack with the reset observation. Any
+    Oldest first, newest at index -1; a reset fills the stack with the reset observation (and so does the first
+    observation of an episode begun inside ``step``). Any
     shape and dtype; bounds are repeated. Each call returns a new array that callers may keep.
 
     Example:
@@ -89,5 +90,8 @@ class FrameStackWrapper(DingWrapper):
 
     def step(self, action: Any) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
         obs, reward, terminated, truncated, info = self.env.step(action)
-        stacked = map_paths(obs, self.fields, lambda path, frame: self._buffers[path].push(frame))
+        if episode_began(info) is not None:  # a new episode's first frame: the stack starts over, as at reset
+            stacked = map_paths(obs, self.fields, lambda path, frame: self._buffers[path].fill(frame))
+        else:
+            stacked = map_paths(obs, self.fields, lambda path, frame: self._buffers[path].push(frame))
         return stacked, reward, terminated, truncated, info

@@ -9,7 +9,7 @@ import numpy as np
 from gymnasium import spaces
 
 from ding.envs.env_wrappers.action import zero_action
-from ding.envs.env_wrappers.base import DingWrapper, SpaceTriple, register_wrapper
+from ding.envs.env_wrappers.base import DingWrapper, SpaceTriple, episode_began, register_wrapper
 from ding.envs.env_wrappers.reward import reward_box, with_zero_box
 from ding.envs.env_wrappers.rule import SpaceKindError, describe_space
 
@@ -58,8 +58,8 @@ class ActionObservationWrapper(DingWrapper):
 
     ``prev_action`` is the action that led to the current observation, in the action space itself (a
     Discrete action stays a Discrete entry holding the index, not a one-hot vector; Box actions are
-    recorded clipped to the bounds). After reset it is the space's zero action (zeros, or the low bound
-    where 0 is not allowed).
+    recorded clipped to the bounds). After reset, and with the first observation of an episode begun inside
+    ``step``, it is the space's zero action (zeros, or the low bound where 0 is not allowed).
 
     Example:
         >>> box = spaces.Box(-1, 1, (3,))
@@ -84,7 +84,8 @@ class ActionObservationWrapper(DingWrapper):
 
     def step(self, action: Any) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
         obs, reward, terminated, truncated, info = self.env.step(action)
-        return _with_prev_action(obs, self._record(action)), reward, terminated, truncated, info
+        prev = _fresh(self._zero) if episode_began(info) is not None else self._record(action)
+        return _with_prev_action(obs, prev), reward, terminated, truncated, info
 
 
 @register_wrapper("obs_plus_prev_action_reward")
@@ -93,7 +94,8 @@ class ObsPlusPrevActRewWrapper(DingWrapper):
 
     ``prev_action`` has the action space (recorded as :class:`ActionObservationWrapper` does) and
     ``prev_reward_extrinsic`` is the previous reward as a float32 array of the reward shape. Both are zeros
-    after reset (the action: the space's zero action), so the reward entry is bounded by the reward's
+    after reset and with the first observation of an episode begun inside ``step`` (the action: the space's zero
+    action), so the reward entry is bounded by the reward's
     bounds widened to include 0, as ``reward_in_obs`` does (DI-engine also shows 0 after a reset).
 
     Example:
@@ -122,6 +124,9 @@ class ObsPlusPrevActRewWrapper(DingWrapper):
 
     def step(self, action: Any) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
         obs, reward, terminated, truncated, info = self.env.step(action)
-        prev_reward = np.array(reward, dtype=np.float32).reshape(self._rew_shape)
-        new_obs = _with_prev_action_reward(obs, self._record(action), prev_reward)
+        if episode_began(info) is not None:
+            new_obs = _with_prev_action_reward(obs, _fresh(self._zero), np.zeros(self._rew_shape, dtype=np.float32))
+        else:
+            prev_reward = np.array(reward, dtype=np.float32).reshape(self._rew_shape)
+            new_obs = _with_prev_action_reward(obs, self._record(action), prev_reward)
         return new_obs, reward, terminated, truncated, info

@@ -11,7 +11,13 @@ import numpy as np
 from gymnasium import spaces
 
 from ding.envs.env_wrappers.arguments import ChannelOrder, PositiveInt
-from ding.envs.env_wrappers.base import DingObservationWrapper, DingWrapper, SpaceTriple, register_wrapper
+from ding.envs.env_wrappers.base import (
+    DingObservationWrapper,
+    DingWrapper,
+    SpaceTriple,
+    episode_began,
+    register_wrapper,
+)
 from ding.envs.env_wrappers.fields import Fields, map_fields
 from ding.envs.env_wrappers.image import (
     FieldPath,
@@ -213,4 +219,6 @@ class EpisodicRandomFrameCropWrapper(DingWrapper):
 
     def step(self, action: Any) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
         obs, reward, terminated, truncated, info = self.env.step(action)
+        if episode_began(info) is not None:  # a new episode: a new offset, as at reset
+            self._index = self._draw_offsets()
         return map_paths(obs, self.fields, self._crop), reward, terminated, truncated, info

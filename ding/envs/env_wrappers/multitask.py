@@ -24,7 +24,7 @@ import numpy as np
 from gymnasium import spaces
 
 from ding.envs.env_wrappers.arguments import PositiveInt
-from ding.envs.env_wrappers.base import DingWrapper, SpaceTriple, register_wrapper
+from ding.envs.env_wrappers.base import DingWrapper, SpaceTriple, episode_began, register_wrapper
 from ding.envs.env_wrappers.rule import describe_space, require_box
 from ding.envs.spaces import EnvSpaces, reward_space_of
 from ding.errors import ConfigError, ShapeRuleError
@@ -269,8 +269,9 @@ class TaskIdWrapper(DingWrapper):
     - ``'dict'``: a Dict observation gains the entry ``key``; any other becomes
       ``Dict(observation=obs, <key>=Discrete(num_tasks))``.
 
-    The task is read from ``info['task_id']`` at every reset; an env that does not report it, or reports an
-    index outside ``[0, num_tasks)``, is an error. Actions and rewards are unchanged.
+    The task is read from ``info['task_id']`` at every reset, and from the reset info of an episode begun inside
+    ``step`` (``non_episodic`` below, :func:`~ding.envs.env_wrappers.base.episode_began`); an env that does not
+    report it, or reports an index outside ``[0, num_tasks)``, is an error. Actions and rewards are unchanged.
 
     Example:
         >>> box = spaces.Box(-1, 1, (4,), np.float32)
@@ -342,9 +343,13 @@ class TaskIdWrapper(DingWrapper):
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
         obs, info = self.env.reset(**kwargs)
-        self._read_task(info)
+        began = episode_began(info)  # a reset made of steps (episodic_life's) may begin an episode inside one
+        self._read_task(info if began is None else began)
         return self.observation(obs), info
 
     def step(self, action: Any) -> StepResult:
         obs, reward, terminated, truncated, info = self.env.step(action)
+        began = episode_began(info)
+        if began is not None:  # the observation is a new episode's first: of the task it reports
+            self._read_task(began)
         return self.observation(obs), reward, terminated, truncated, info

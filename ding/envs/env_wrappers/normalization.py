@@ -21,6 +21,7 @@ from ding.envs.env_wrappers.base import (
     DingRewardWrapper,
     ShapeTriple,
     SpaceTriple,
+    episode_began,
     register_wrapper,
 )
 from ding.envs.env_wrappers.fields import Fields, get_field, map_fields
@@ -316,9 +317,9 @@ class StaticObsNormWrapper(DingObservationWrapper):
 class RewardNormWrapper(DingRewardWrapper):
     """Divide rewards by the running std of the discounted return; the reward space becomes unbounded float32.
 
-    The discounted return ``G = reward_discount * G + reward`` is kept per env (restarting at every
-    reset) and its statistics across episodes in ``return_rms``. The first ``warmup`` rewards pass
-    through unchanged. Scalar and vector rewards keep their shape.
+    The discounted return ``G = reward_discount * G + reward`` is kept per env (restarting at every reset, and
+    with an episode begun inside ``step``) and its statistics across episodes in ``return_rms``. The first
+    ``warmup`` rewards pass through unchanged. Scalar and vector rewards keep their shape.
 
     Example:
         >>> rew = spaces.Box(-1.0, 1.0, (1,), np.float32)
@@ -348,6 +349,12 @@ class RewardNormWrapper(DingRewardWrapper):
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
         self._return.fill(0.0)
         return self.env.reset(**kwargs)
+
+    def step(self, action: Any) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
+        result = super().step(action)
+        if episode_began(result[4]) is not None:  # the return restarts with the episode begun inside the step
+            self._return.fill(0.0)
+        return result
 
     def reward(self, reward: Any) -> RewardValue:
         value = np.asarray(reward, dtype=np.float64).reshape(self._return.shape)

@@ -14,7 +14,7 @@ import gymnasium as gym
 from gymnasium import spaces
 
 from ding.envs.env_wrappers.arguments import PositiveInt
-from ding.envs.env_wrappers.base import DingWrapper, SpaceTriple, register_wrapper
+from ding.envs.env_wrappers.base import DingWrapper, SpaceTriple, episode_began, register_wrapper
 from ding.envs.env_wrappers.reward import RewardSum, reward_box, summed_reward_box
 
 StepResult = tuple[Any, Any, bool, bool, dict[str, Any]]
@@ -32,10 +32,12 @@ def repeat_action(
     total: RewardSum | None,
     keep: Callable[[int, Any], None] | None = None,
 ) -> tuple[StepResult, int]:
-    """Step ``env`` with ``action`` up to ``times`` times, stopping when the episode ends.
+    """Step ``env`` with ``action`` up to ``times`` times, stopping when the episode ends or a new one begins.
 
     Returns the last step, its reward replaced by the sum of every reward when ``total`` is given,
-    and the number of steps taken. ``keep(i, obs)`` sees every observation on the way.
+    and the number of steps taken. ``keep(i, obs)`` sees every observation on the way. A step inside which an
+    episode began (:func:`~ding.envs.env_wrappers.base.episode_began`) is the last: its observation is the new
+    episode's first, and its info says so to the wrappers above.
     """
     steps = 0
     obs: Any = None
@@ -49,7 +51,7 @@ def repeat_action(
         steps += 1
         if total is not None:
             total.add(reward)
-        if terminated or truncated:
+        if terminated or truncated or episode_began(info) is not None:
             break
     return (obs, reward if total is None else total.take(), terminated, truncated, info), steps
 

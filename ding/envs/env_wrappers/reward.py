@@ -16,7 +16,7 @@ import numpy.typing as npt
 from gymnasium import spaces
 
 from ding.envs.env_wrappers.arguments import NonNegativeInt
-from ding.envs.env_wrappers.base import DingRewardWrapper, DingWrapper, SpaceTriple, register_wrapper
+from ding.envs.env_wrappers.base import DingRewardWrapper, DingWrapper, SpaceTriple, episode_began, register_wrapper
 from ding.envs.env_wrappers.rule import SpaceKindError, describe_space
 from ding.envs.spaces import reward_space_of
 from ding.errors import ConfigError, ShapeRuleError
@@ -184,7 +184,8 @@ class DelayRewardWrapper(DingWrapper):
             return obs, reward, terminated, truncated, info
         self._sum.add(reward)
         self._held += 1
-        if terminated or truncated or self._held >= self.delay_reward_step:
+        ended = terminated or truncated or episode_began(info) is not None  # an episode ended inside the step too
+        if ended or self._held >= self.delay_reward_step:
             self._held = 0
             return obs, self._sum.take(), terminated, truncated, info
         held_back = 0.0 if self._scalar else np.zeros(self._sum.shape, dtype=np.float32)
@@ -276,7 +277,8 @@ def with_zero_box(box: spaces.Box) -> spaces.Box:
 class RewardInObsWrapper(DingWrapper):
     """Show the agent the reward it just received: obs → ``{"obs": obs, "reward": last reward}``.
 
-    The ``"reward"`` entry is a float32 array of the reward shape, zeros after reset; its bounds
+    The ``"reward"`` entry is a float32 array of the reward shape, zeros after reset (and with the first
+    observation of an episode begun inside ``step``); its bounds
     are the reward's bounds widened to include 0.
 
     Example:
@@ -295,7 +297,7 @@ class RewardInObsWrapper(DingWrapper):
         return spaces.Dict({"obs": obs_space, "reward": reward_entry}), act_space, rew_space
 
     def _setup(self) -> None:
-        self._rew_shape = self.reward_space.shape
+        self._rew_shape: tuple[int, ...] = self.reward_space.shape or ()
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
         obs, info = self.env.reset(**kwargs)
@@ -303,5 +305,8 @@ class RewardInObsWrapper(DingWrapper):
 
     def step(self, action: Any) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
         obs, reward, terminated, truncated, info = self.env.step(action)
-        last = np.array(reward, dtype=np.float32).reshape(self._rew_shape)
+        if episode_began(info) is not None:  # a new episode's first observation: no reward yet, as after reset
+            last = np.zeros(self._rew_shape, dtype=np.float32)
+        else:
+            last = np.array(reward, dtype=np.float32).reshape(self._rew_shape)
         return {"obs": obs, "reward": last}, reward, terminated, truncated, info

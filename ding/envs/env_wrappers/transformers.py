@@ -17,7 +17,7 @@ from gymnasium import spaces
 
 from ding.envs.conversion import reward_converter
 from ding.envs.env_wrappers.arguments import PositiveInt
-from ding.envs.env_wrappers.base import DingWrapper, SpaceTriple, register_wrapper
+from ding.envs.env_wrappers.base import DingWrapper, SpaceTriple, episode_began, register_wrapper
 from ding.envs.env_wrappers.episode_history import EpisodeHistory, check_recordable
 from ding.envs.spaces import reward_space_of
 from ding.errors import ConfigError
@@ -193,15 +193,22 @@ class TransformersWrapper(DingWrapper):
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
         obs, info = self.env.reset(**kwargs)
-        self.history.start(obs)
-        for transformer in self._transformers:
-            transformer.reset()
+        self._start(obs)
         return self._observation(obs), info
 
     def step(self, action: Any) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
         obs, reward, terminated, truncated, info = self.env.step(self._action(action))
-        self.history.record(action, reward, obs)
-        return self._observation(obs), self._reward(reward), terminated, truncated, info
+        if episode_began(info) is None:
+            self.history.record(action, reward, obs)
+            return self._observation(obs), self._reward(reward), terminated, truncated, info
+        reward = self._reward(reward)  # the last reward of the episode that ended, with its history
+        self._start(obs)  # obs is the first of the episode that began inside the step
+        return self._observation(obs), reward, terminated, truncated, info
+
+    def _start(self, obs: Any) -> None:
+        self.history.start(obs)
+        for transformer in self._transformers:
+            transformer.reset()
 
     def dump_history(self) -> dict[str, Any]:
         """Copies of the current episode's history: ``{'observations', 'actions', 'rewards'}`` (arrays)."""

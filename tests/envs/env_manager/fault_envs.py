@@ -1,4 +1,4 @@
-"""Deterministic fault-injection envs: raise, hang, exit or stall at a chosen step.
+"""Deterministic fault-injection envs: raise, hang, exit, stall, or report a non-data info at a chosen step.
 
 A fault fires when the env instance reaches step ``at_step`` (1-based, counted over the instance's
 life); with ``once_path`` it fires only the first time across every process and instance (a marker
@@ -23,6 +23,10 @@ class InjectedFault(RuntimeError):
     """The exception a FaultyEnv raises on purpose."""
 
 
+class Handle:
+    """A Python object that is not data: what a FaultyEnv with fault ``object_info`` puts in its info."""
+
+
 def explode(step: int) -> None:
     raise InjectedFault(f"injected failure at step {step}")
 
@@ -31,7 +35,8 @@ class FaultyEnv(BaseEnv):
     """Observation: [step count, instance id, pid]; reward 1; episodes of ``episode_len`` steps."""
 
     config: ClassVar[dict[str, Any]] = {
-        "fault": None,  # None | "raise" | "raise_every" | "hang" | "exit" | "slow_reset" | "raise_reset"
+        # None | "raise" | "raise_every" | "hang" | "exit" | "slow_reset" | "raise_reset" | "object_info"
+        "fault": None,
         "at_step": 3,
         "once_path": None,
         "episode_len": 5,
@@ -83,7 +88,9 @@ class FaultyEnv(BaseEnv):
         if self._should_fire("exit", count):
             os._exit(3)
         done = self.t >= self._cfg.episode_len
-        info = {"eval_episode_return": np.array([self.t], np.float32)} if done else {}
+        info: dict[str, Any] = {"eval_episode_return": np.array([self.t], np.float32)} if done else {}
+        if self._should_fire("object_info", count):
+            info["handle"] = Handle()
         return BaseEnvTimestep(self._obs(), np.ones(1, np.float32), done, info)
 
     def close(self) -> None:

@@ -18,6 +18,7 @@ from ding.envs.env_manager.core.rows import (
     unpack_reply,
     unpack_request,
 )
+from ding.envs.env_manager.core.sequence import ok_reply
 from ding.envs.env_manager.core.shm import CONTROL_RESET_ON_DONE, CONTROL_STEP, BufferLayout, SharedBuffers
 from ding.envs.env_manager.core.worker import StepReply, Worker
 from tests.envs.env_manager.envs import DictObsEnv
@@ -33,7 +34,7 @@ def test_request_and_reply_rows_round_trip_into_the_other_sides_arrays() -> None
     sender.control[rows] = [[1, 0], [1, 1]]
     assert sender.action is not None
     sender.action[rows] = [2, 1]
-    unpack_request(pack_request(sender, rows), receiver, rows)
+    unpack_request(pack_request(sender, rows, 1), receiver, rows)
     assert receiver.control.tolist() == [[0, 0], [0, 0], [1, 0], [1, 1]]
     assert receiver.action is not None and receiver.action.tolist() == [0, 0, 2, 1]
     for i, array in enumerate([*sender.ready, *sender.final, sender.reward, sender.flags]):
@@ -48,7 +49,7 @@ def test_request_and_reply_rows_round_trip_into_the_other_sides_arrays() -> None
 @pytest.mark.parametrize("cut", [1, 5])
 def test_rows_of_the_wrong_length_are_rejected(cut: int) -> None:
     buffers = private_buffers()
-    request = pack_request(buffers, slice(0, 2))
+    request = pack_request(buffers, slice(0, 2), 1)
     with pytest.raises(MalformedMessage, match=r"expected \d+ bytes of step rows"):
         unpack_request(request[:-cut], private_buffers(), slice(0, 2))
     with pytest.raises(MalformedMessage, match=r"expected \d+ bytes of step rows"):
@@ -78,9 +79,10 @@ def test_a_group_with_private_buffers_steps_and_resets_with_raw_rows() -> None:
         assert manager_side.action is not None
         manager_side.action[rows] = [1, 2]
         before = [array[rows].copy() for array in manager_side.ready]
-        reply = handle_request(group, pack_request(manager_side, rows))
+        reply = handle_request(group, pack_request(manager_side, rows, 5))
         head = unpack_reply(reply, manager_side, rows)
-        result = StepReply() if head == b"k" else pickle.loads(head)
+        result = StepReply(seq=5) if head == ok_reply(5) else pickle.loads(head)
+        assert result.seq == 5  # the reply answers the step it was sent
         assert not result.failures and not hasattr(result, "rows")  # rows travel raw, never pickled
         assert any(not np.array_equal(a[rows], b) for a, b in zip(manager_side.ready, before, strict=True))
         assert manager_side.reward[rows].tolist() == group.buffers.reward[rows].tolist()  # type: ignore[union-attr]
@@ -97,7 +99,7 @@ def test_the_pipe_channel_sends_private_rows_raw_and_steps_with_them() -> None:
     with SyncSubprocessEnvManager(fns, {"envs_per_worker": 2, "shared_memory": False}) as manager:
         manager.seed(3)
         manager.launch()
-        assert manager._step_message(1)[:1] == RAW_STEP
+        assert manager._step_message(1, 1)[:1] == RAW_STEP
         batch = manager.step_batch(np.ones(4, dtype=np.int64))
         assert batch.env_ids.tolist() == [0, 1, 2, 3] and np.asarray(batch.reward).shape[0] == 4
         assert not np.array_equal(batch.obs["image"][0], np.zeros_like(batch.obs["image"][0]))

@@ -78,3 +78,56 @@ def test_start_serially_builds_one_worker_after_another(tmp_path: pathlib.Path, 
 def test_start_serially_must_be_a_bool() -> None:
     with pytest.raises(ConfigError, match=r"env\.manager\.start_serially must be a bool, got 'yes'"):
         create_env_manager({"type": "subprocess", "start_serially": "yes"}, [functools.partial(FaultyEnv, cfg={})])
+
+
+class HeldEnv(FaultyEnv):
+    """The first instance's third step waits for ``RELEASE`` (past any ``step_timeout``), then reports ``MARK``."""
+
+    RELEASE: ClassVar[threading.Event] = threading.Event()
+    RETURNED: ClassVar[threading.Event] = threading.Event()
+    MARK = -777.0
+    built = 0
+
+    def __init__(self, cfg: Mapping[str, Any] | None = None) -> None:
+        super().__init__(cfg)
+        HeldEnv.built += 1
+        self.held = HeldEnv.built == 1
+
+    def step(self, action: Any) -> Any:
+        timestep = super().step(action)
+        if not self.held or self.total_steps != 3:
+            return timestep
+        self.RELEASE.wait(30.0)
+        obs = timestep.obs.copy()
+        obs[:] = self.MARK
+        HeldEnv.RETURNED.set()
+        return timestep._replace(obs=obs, done=True, info={"eval_episode_return": obs[:1]})
+
+
+def test_a_thread_given_up_on_cannot_write_the_rows_its_successor_uses() -> None:
+    HeldEnv.built = 0
+    HeldEnv.RELEASE.clear()
+    HeldEnv.RETURNED.clear()
+    fns = [functools.partial(HeldEnv, cfg={"episode_len": 100}) for _ in range(2)]
+    manager = ThreadEnvManager(fns, {"step_timeout": 0.3, "envs_per_worker": 2})
+    manager.launch()
+    try:
+        for _ in range(2):
+            manager.step({0: 0, 1: 0})
+        old = manager.channel.groups[0].thread  # type: ignore[attr-defined]
+        timesteps = manager.step({0: 0, 1: 0})  # env 0's step hangs: the group's thread is given up on
+        assert all(ts.info.get("abnormal") for ts in timesteps.values())
+        manager.step({0: 0, 1: 0})  # the new thread's envs step in the same rows
+        HeldEnv.RELEASE.set()  # the old thread's step returns at last: it writes its results, steps env 1, replies
+        old.join(10.0)
+        assert HeldEnv.RETURNED.is_set() and not old.is_alive()
+        rows = manager.ready_obs_batch().obs
+        assert HeldEnv.MARK not in rows and [float(rows[i][0]) for i in (0, 1)] == [1.0, 1.0]
+        assert manager.late_results == 0
+        for t in range(2, 6):
+            fresh = manager.step({0: 0, 1: 0})
+            assert [float(fresh[i].obs[0]) for i in (0, 1)] == [t, t] and not any(ts.done for ts in fresh.values())
+        assert manager.late_results == 1  # its reply came, late: dropped and counted
+    finally:
+        HeldEnv.RELEASE.set()
+        manager.close()

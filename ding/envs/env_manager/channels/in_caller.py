@@ -30,9 +30,14 @@ class InCallerChannel:
 
     def __init__(self, workers: Channel) -> None:
         self.workers = workers
+        self.codec = workers.codec  # group 0 answers as the other groups' workers do
         self.worker: Worker | None = None
         self.pending: list[bytes] = []  # group 0's messages not answered yet, in order
         self.layout: BufferLayout | None = None
+
+    @property
+    def late_replies(self) -> int:
+        return self.workers.late_replies  # group 0 answers in the caller's thread: never late
 
     def open(self, group_count: int) -> None:
         self.workers.open(group_count)
@@ -41,7 +46,7 @@ class InCallerChannel:
         if setup.index != 0:
             self.workers.start(setup)
             return
-        self.worker = Worker(setup.env_ids, cloudpickle.loads(setup.env_fns_blob))
+        self.worker = Worker(setup.env_ids, cloudpickle.loads(setup.env_fns_blob), self.codec)
         self.layout = setup.layout
         self.pending = [b""]  # the startup, answered at the first receive
 

@@ -22,6 +22,7 @@ from multiprocessing.connection import Connection
 from typing import Any, Protocol
 
 from ding.envs.env_manager.core.channel import Reply, WorkerSetup
+from ding.envs.env_manager.core.codec import TRUSTED, Codec
 from ding.envs.env_manager.core.commands import Command, CommandKind
 from ding.envs.env_manager.core.failure import Failure
 from ding.envs.env_manager.core.spin import SpinBudget, spin_until
@@ -125,6 +126,9 @@ class LocalProcesses:
 
 class PipeChannel:
     """A pipe per worker; the placement decides where workers run (see the module docstring)."""
+
+    codec: Codec = TRUSTED  # the trainer's own processes, or Ray actors of its cluster: the same user and code
+    late_replies = 0  # a worker given up on is killed (and waited for) with its pipe: nothing of it comes late
 
     def __init__(self, placement: PipePlacement) -> None:
         self.placement = placement

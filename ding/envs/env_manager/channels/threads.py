@@ -7,21 +7,26 @@ worker process (on the same shared-memory rows), answering the core's messages t
 up: a crash in env code is a crash of the caller (an exception is still caught per env), and a thread stuck in a
 step cannot be killed: past ``step_timeout`` its group is abandoned (the thread keeps running as a daemon until the
 call returns) and a new thread with new envs takes the group.
+
+An abandoned thread must not touch the group's rows again, which the new thread's envs now use: its attachment to
+the step buffers is revoked (:meth:`~ding.envs.env_manager.core.shm.SharedBuffers.revoke`), so when its env call
+returns at last it writes into private memory nobody reads, and its reply, tagged with an old generation, is
+dropped and counted (:attr:`ThreadChannel.late_replies`).
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import pickle
 import queue
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import cloudpickle
 
 from ding.envs.env_manager.core.channel import Reply, WorkerSetup
+from ding.envs.env_manager.core.codec import TRUSTED, Codec
 from ding.envs.env_manager.core.commands import Command, CommandKind
 from ding.envs.env_manager.core.failure import Failure
 from ding.envs.env_manager.core.spin import SpinBudget
@@ -31,23 +36,40 @@ CLOSE_GRACE = 5.0
 """Seconds ``close`` waits for each thread to close its envs."""
 
 
-@dataclasses.dataclass
 class _GroupThread:
-    """One group's thread, its inbox, and the generation its replies are tagged with."""
+    """One group's thread, its inbox, the generation its replies are tagged with, and its worker once built."""
 
-    thread: threading.Thread
-    inbox: queue.SimpleQueue[bytes | None]
-    generation: int
+    def __init__(self, setup: WorkerSetup, generation: int, serve: Callable[[WorkerSetup, _GroupThread], None]):
+        self.inbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self.generation = generation
+        self.worker: Worker | None = None
+        self.abandoned = False
+        name = f"ding-env-thread-{setup.index}"
+        self.thread = threading.Thread(target=serve, args=(setup, self), name=name, daemon=True)
+
+    def abandon(self) -> None:
+        """Give the thread up: it may go on running env code, but no longer reaches the step buffers."""
+        self.abandoned = True
+        self.cut_off()
+
+    def cut_off(self) -> None:
+        worker = self.worker
+        if worker is not None and worker.buffers is not None:
+            worker.buffers.revoke()
 
 
 class ThreadChannel:
     """One thread per env group; replies come back on one queue, tagged with the group and its generation."""
+
+    codec: Codec = TRUSTED  # threads of the trainer itself
 
     def __init__(self) -> None:
         self.groups: list[_GroupThread | None] = []
         self.replies: queue.SimpleQueue[tuple[int, int, Reply]] = queue.SimpleQueue()
         self.arrived: dict[int, list[Reply]] = {}  # replies taken off the queue, not yet received, by group
         self.generations = 0
+        self.late_replies = 0
+        """Replies of abandoned threads (an old generation), dropped."""
 
     def open(self, group_count: int) -> None:
         if len(self.groups) != group_count:
@@ -55,19 +77,15 @@ class ThreadChannel:
 
     def start(self, setup: WorkerSetup) -> None:
         self.generations += 1
-        inbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
-        generation = self.generations
-        thread = threading.Thread(
-            target=self._serve, args=(setup, inbox, generation), name=f"ding-env-thread-{setup.index}", daemon=True
-        )
-        self.groups[setup.index] = _GroupThread(thread, inbox, generation)
+        group = _GroupThread(setup, self.generations, self._serve)
+        self.groups[setup.index] = group
         self.arrived.pop(setup.index, None)
-        thread.start()
+        group.thread.start()
 
-    def _serve(self, setup: WorkerSetup, inbox: queue.SimpleQueue[bytes | None], generation: int) -> None:
-        w = setup.index
+    def _serve(self, setup: WorkerSetup, group: _GroupThread) -> None:
+        w, inbox, generation = setup.index, group.inbox, group.generation
         try:
-            worker = Worker(setup.env_ids, cloudpickle.loads(setup.env_fns_blob))
+            worker = group.worker = Worker(setup.env_ids, cloudpickle.loads(setup.env_fns_blob))
             self.replies.put((w, generation, worker.start(setup.layout)))
         except BaseException as exc:  # the core sees a broken group rather than a silent one
             self.replies.put((w, generation, Failure.broken(f"env thread {w} could not start: {exc!r}")))
@@ -81,6 +99,12 @@ class ThreadChannel:
                 reply = worker.respond(message)
             except BaseException as exc:  # Worker catches env errors; this is a fault of the thread itself
                 self.replies.put((w, generation, Failure.died(f"env thread {w} failed: {exc!r}")))
+                return
+            if group.abandoned:  # given up on while it ran (it may have attached since): cut off again, and stop
+                group.cut_off()
+                if reply is not None:
+                    self.replies.put((w, generation, reply))  # counted and dropped as late
+                worker.close()
                 return
             if reply is None:  # the worker closed its envs
                 return
@@ -104,6 +128,8 @@ class ThreadChannel:
             group = self.groups[w] if w < len(self.groups) else None
             if group is not None and group.generation == generation:
                 self.arrived.setdefault(w, []).append(reply)
+            else:
+                self.late_replies += 1
             try:
                 item = self.replies.get_nowait()
             except queue.Empty:
@@ -159,6 +185,7 @@ class ThreadChannel:
             return
         self.groups[w] = None
         self.arrived.pop(w, None)
+        group.abandon()
         group.inbox.put(None)
 
     def close(self) -> None:

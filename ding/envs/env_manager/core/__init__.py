@@ -5,5 +5,8 @@
 - :mod:`.batch_core`: launch, restarts, control commands and exactly-once accounting;
 - :mod:`.step_path`: a step's way out (actions to buffers, one wake-up per worker) and back (rows to timesteps);
 - :mod:`.in_flight`: envs stepped but not yet received: partial batches and the send / recv API;
-- :mod:`.results`: reading results from the step buffers (shared memory, or rows the replies carried).
+- :mod:`.results`: reading results from the step buffers (shared memory, or rows the replies carried);
+- :mod:`.sequence`: the step number every step message carries and every step reply names;
+- :mod:`.replies` and :mod:`.codec`: what a reply carries besides rows, and how it is encoded (pickle for the
+  trainer's own workers, data only for zmq peers).
 """

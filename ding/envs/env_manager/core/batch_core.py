@@ -26,19 +26,34 @@ from gymnasium.spaces.utils import is_space_dtype_shape_equiv
 
 from ding.envs.env_manager.base_manager import BaseEnvManager
 from ding.envs.env_manager.core.channel import Channel, Reply, WorkerSetup
+from ding.envs.env_manager.core.codec import RefusedDataError
 from ding.envs.env_manager.core.commands import Command, CommandKind
 from ding.envs.env_manager.core.failure import Failure
 from ding.envs.env_manager.core.in_flight import InFlight
+from ding.envs.env_manager.core.replies import StepReply
 from ding.envs.env_manager.core.results import Results
 from ding.envs.env_manager.core.shm import BufferLayout, SharedBuffers
 from ding.envs.env_manager.core.spin import SPIN_LIMIT, SpinBudget
-from ding.envs.env_manager.core.worker import StepReply
 from ding.envs.env_manager.settings import reset_wait
 from ding.envs.env_manager.state import EnvState
 from ding.envs.probe import probe_spaces
 from ding.envs.spaces import EnvSpaces
 from ding.errors import EnvSpecError
 from ding.utils.accepts import redeclare
+
+_ANSWERS: dict[CommandKind, type | tuple[type, ...]] = {
+    CommandKind.ATTACH: type(None),
+    CommandKind.SPACES: dict,
+    CommandKind.DECLARED: dict,
+    CommandKind.RESET: StepReply,
+    CommandKind.ACTIONS: type(None),
+    CommandKind.SEED: type(None),
+    CommandKind.REPLAY: type(None),
+    CommandKind.RENEW: StepReply,
+    CommandKind.GETATTR: dict,
+    CommandKind.CALL: dict,
+}
+"""The type of a worker's answer to each control command (``close`` gets none)."""
 
 
 def _free(buffers: list[SharedBuffers]) -> None:
@@ -77,6 +92,9 @@ class BatchCore(InFlight):
         self._owned_buffers: list[SharedBuffers] = []
         self._spin = SpinBudget(SPIN_LIMIT)
         self._channel: Channel | None = None
+        self._refused_replies = 0
+        """Replies refused because they did not decode (a data-only peer that sent something else)."""
+        self._init_step_numbers()
         self._init_in_flight()
         # If the manager is dropped or the interpreter exits without close(), still free its shared memory.
         weakref.finalize(self, _free, self._owned_buffers)
@@ -172,10 +190,27 @@ class BatchCore(InFlight):
         result = self._collect([w], self._launch_timeout())[w]
         if isinstance(result, Failure):
             raise result.error()
-        startup: dict[int, EnvSpaces] | Failure = pickle.loads(result)
+        startup = self._answer(w, result, dict)
         if isinstance(startup, Failure):
             raise startup.error()
+        if sorted(startup) != self._groups[w] or not all(isinstance(s, EnvSpaces) for s in startup.values()):
+            raise self._refuse(
+                w, RefusedDataError(f"a startup that is not the spaces of envs {self._groups[w]}")
+            ).error()
         return startup
+
+    def _answer(self, w: int, reply: bytes, expected: type | tuple[type, ...]) -> Any:
+        """Worker ``w``'s answer to a control command: its value (of type ``expected``), or the failure it reports.
+
+        An answer that does not decode as ``expected`` is refused, as a step reply is (:meth:`_refuse`).
+        """
+        try:
+            value = self.channel.codec.loads(reply)
+        except RefusedDataError as err:
+            return self._refuse(w, err)
+        if not isinstance(value, (Failure, expected)):
+            return self._refuse(w, RefusedDataError(f"refused an answer that is a {type(value).__name__}"))
+        return value
 
     def _check_startup(self, startup: dict[int, EnvSpaces]) -> None:
         assert self._spaces is not None and self._layout is not None
@@ -233,11 +268,10 @@ class BatchCore(InFlight):
         self._check_no_step_in_flight(w, command.name)
         fault = self._send(w, pickle.dumps(command, protocol=pickle.HIGHEST_PROTOCOL))
         reply = fault or self._collect([w], timeout or reset_wait(self._reset_timeout, self._connect_timeout))[w]
-        if isinstance(reply, Failure):
-            self.close()
-            raise reply.error()
-        result = pickle.loads(reply)
+        result = reply if isinstance(reply, Failure) else self._answer(w, reply, _ANSWERS[command.kind])
         if isinstance(result, Failure):
+            if result.of_worker:
+                self.close()
             raise result.error()
         return result
 
@@ -263,15 +297,15 @@ class BatchCore(InFlight):
             retry: dict[int, dict[str, Any]] = {}
             for w, reply in sorted(replies.items()):
                 mine = {i: kw for i, kw in pending.items() if self._worker_of[i] == w}
-                if isinstance(reply, Failure):
-                    error = reply.error()
+                result = self._decode(w, reply, step=False)
+                if isinstance(result, Failure):
+                    error = result.error()
                     retry.update({i: kw for i, kw in mine.items() if self._spend_retry(i, error)})
                     self._restart_worker(w)
                     for env_id in self._groups[w]:  # the restart rebuilt the group's other envs too
                         if env_id not in mine and self._ready_obs.pop(env_id, None) is not None:
                             retry[env_id] = {}
                     continue
-                result = self._decode(w, reply)
                 for env_id, kwargs in mine.items():
                     if env_id in result.failures:
                         if self._recover(env_id, result.failures[env_id].error()):

@@ -13,9 +13,13 @@ answers mean; a channel only carries bytes to and from worker ``w`` and tells wh
 ``stop``      drop worker ``w`` after a failure (a live one is killed); ``start`` gives the group a new one
 ``close``     ask every worker to close its envs, wait a grace period, kill what is left, free everything
 ``pids``      liveness and monitoring: each group's worker process id (None: none running)
+``codec``     how the workers encode their answers (:mod:`~ding.envs.env_manager.core.codec`): pickle for the
+              trainer's own processes, threads and Ray actors, data only for zmq peers
+``late_replies``  replies the channel dropped because they came after their request was given up on (a hung
+              worker's answer at last); never delivered
 ============  =========================================================================================
 
-A worker's first answer after ``start`` is its startup: a pickled ``{env_id: EnvSpaces}`` of the envs it built,
+A worker's first answer after ``start`` is its startup: an encoded ``{env_id: EnvSpaces}`` of the envs it built,
 or a :class:`Failure` when one could not be built. Every later answer is the reply to one message, in order.
 Channels: :mod:`~ding.envs.env_manager.channels.pipe` (a pipe plus shared memory, local processes or Ray actors
 on this node), :mod:`~ding.envs.env_manager.channels.zmq` (ipc or CURVE tcp; local, remote or Ray-actor workers)
@@ -28,6 +32,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Protocol
 
+from ding.envs.env_manager.core.codec import Codec
 from ding.envs.env_manager.core.failure import Failure
 from ding.envs.env_manager.core.shm import BufferLayout
 from ding.envs.env_manager.core.spin import SpinBudget
@@ -49,6 +54,11 @@ class WorkerSetup:
 
 class Channel(Protocol):
     """The transport between the batch core and its workers (see the module's table)."""
+
+    codec: Codec
+
+    @property
+    def late_replies(self) -> int: ...
 
     def open(self, group_count: int) -> None: ...
 

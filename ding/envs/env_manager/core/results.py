@@ -7,16 +7,17 @@ here until read.
 
 from __future__ import annotations
 
-import pickle
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 
+from ding.envs.env_manager.core.codec import Codec, RefusedDataError
+from ding.envs.env_manager.core.replies import StepReply
 from ding.envs.env_manager.core.rows import RAW_REPLY, unpack_reply
+from ding.envs.env_manager.core.sequence import OK, SEQ, message_seq
 from ding.envs.env_manager.core.shm import FLAG_DONE, FLAG_TERMINATED, FLAG_TRUNCATED, SharedBuffers, build_tree
-from ding.envs.env_manager.core.worker import OK, StepReply
 from ding.envs.timestep import BaseEnvTimestep
 
 
@@ -32,15 +33,20 @@ class Results:
         self.pickled_final: dict[int, Any] = {}
         self.pickled_reward: dict[int, Any] = {}
 
-    def decode(self, reply: bytes, rows: slice) -> StepReply:
-        """A worker's step or reset reply; raw result rows (private buffers) are copied into ``rows`` first."""
-        if reply == OK:
-            return StepReply()
+    def decode(self, reply: bytes, rows: slice, codec: Codec) -> StepReply:
+        """A worker's step or reset reply; raw result rows (private buffers) are copied into ``rows`` first.
+
+        A reply that is not one (rows of the wrong length, a head ``codec`` refuses, another value) raises
+        :class:`~.rows.MalformedMessage` or :class:`~.codec.RefusedDataError`.
+        """
         if reply[:1] == RAW_REPLY:
             reply = unpack_reply(reply, self.buffers, rows)
-            if reply == OK:
-                return StepReply()
-        return self.adopt(pickle.loads(reply))
+        if reply[:1] == OK and len(reply) == len(OK) + SEQ.size:
+            return StepReply(seq=message_seq(reply))
+        result = codec.loads(reply)
+        if not isinstance(result, StepReply):
+            raise RefusedDataError(f"refused a step reply that is a {type(result).__name__}")
+        return self.adopt(result)
 
     def adopt(self, result: StepReply) -> StepReply:
         """Keep the observations and rewards a reply carries (pickled layouts); call after its rows are in."""

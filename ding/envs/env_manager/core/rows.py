@@ -8,8 +8,10 @@ Both sides hold arrays of the same layout (shapes and explicit byte orders), so 
 their bytes, concatenated in layout order, and are copied straight into the receiver's arrays; a
 message of the wrong length is rejected. Only a reply's rare part (infos, failures) is pickled.
 
-- request: ``RAW_STEP`` + control rows + action rows (when actions have a buffer);
-- reply: ``RAW_REPLY`` + 4-byte length of the head + head (``OK`` or a pickled ``StepReply``) + result rows.
+- request: ``RAW_STEP`` + the step's number (:mod:`.sequence`) + control rows + action rows (when actions have a
+  buffer);
+- reply: ``RAW_REPLY`` + 4-byte length of the head + head (``OK`` and the step's number, or an encoded
+  ``StepReply``) + result rows.
 
 >>> import numpy as np
 >>> a, b = np.zeros((4, 2), "<i8"), np.zeros(4, "<f4")
@@ -29,10 +31,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ding.envs.env_manager.core.sequence import HEADER, RAW_STEP, SEQ
 from ding.envs.env_manager.core.shm import SharedBuffers
 
-RAW_STEP = b"R"
-"""A step request whose control and action rows follow as raw bytes."""
 RAW_REPLY = b"r"
 """A step or reset reply whose result rows follow its head as raw bytes."""
 _HEAD = struct.Struct("!I")
@@ -70,12 +71,12 @@ def unpack_rows(data: bytes, arrays: Sequence[np.ndarray], rows: slice, offset: 
     return size
 
 
-def pack_request(buffers: SharedBuffers, rows: slice) -> bytes:
-    return RAW_STEP + pack_rows(input_arrays(buffers), rows)
+def pack_request(buffers: SharedBuffers, rows: slice, seq: int) -> bytes:
+    return RAW_STEP + SEQ.pack(seq) + pack_rows(input_arrays(buffers), rows)
 
 
 def unpack_request(message: bytes, buffers: SharedBuffers, rows: slice) -> None:
-    unpack_rows(message, input_arrays(buffers), rows, len(RAW_STEP))
+    unpack_rows(message, input_arrays(buffers), rows, HEADER)
 
 
 def pack_reply(head: bytes, buffers: SharedBuffers, rows: slice) -> bytes:

@@ -17,11 +17,16 @@ Segments are named ``ding_<pid>_<token>_<n>`` and registered with multiprocessin
 tracker, which unlinks them even if the owning process is killed. Other processes map them without
 registering (on Linux): an attaching process that is not the owner's child, such as a Ray actor,
 would otherwise have its own tracker unlink the owner's segments when it dies.
+
+An attachment can be revoked (:meth:`SharedBuffers.revoke`): its pages are replaced in place by private memory,
+so a thread that still holds its arrays (a worker thread given up on while stuck in env code) can no longer read
+or write the rows everyone else uses.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import dataclasses
 import mmap
 import os
@@ -71,6 +76,30 @@ def _map_untracked(spec: ArraySpec) -> mmap.mmap:
         os.close(fd)
 
 
+_MAP_FIXED = 0x10
+"""``MAP_FIXED`` on Linux and macOS (Python's ``mmap`` module does not name it)."""
+
+
+def _map_private_over(mapping: mmap.mmap) -> None:
+    """Replace the pages of ``mapping`` by private zeroed memory at the same address (``mmap`` with ``MAP_FIXED``).
+
+    Arrays over ``mapping`` stay valid; they no longer reach the segment (one system call, atomic for other threads).
+    """
+    if not sys.platform.startswith(("linux", "darwin")):
+        raise NotImplementedError(f"revoking a shared-memory attachment needs Linux or macOS, not {sys.platform}")
+    size = len(mapping)
+    view = ctypes.c_char.from_buffer(mapping)
+    address = ctypes.addressof(view)
+    del view  # the address stays; the export of the buffer ends
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long)
+    flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _MAP_FIXED
+    if libc.mmap(address, size, mmap.PROT_READ | mmap.PROT_WRITE, flags, -1, 0) != address:
+        code = ctypes.get_errno()
+        raise OSError(code, f"cannot cut a revoked attachment off its shared memory: {os.strerror(code)}")
+
+
 class SharedArray:
     """A NumPy array backed by a named shared-memory segment.
 
@@ -86,15 +115,22 @@ class SharedArray:
         if create or not sys.platform.startswith("linux"):
             self._shm = _Segment(name=spec.name, create=create, size=spec.nbytes)
             buffer = self._shm.buf
+            self._mapping: mmap.mmap | None = self._shm._mmap  # type: ignore[attr-defined]
         else:
-            buffer = _map_untracked(spec)  # unmapped when the last array using it is gone
+            buffer = self._mapping = _map_untracked(spec)  # unmapped when the last array using it is gone
         self.array: np.ndarray = np.ndarray(spec.shape, dtype=np.dtype(spec.dtype), buffer=buffer)
         if create:
             self.array.fill(0)
 
+    def revoke(self) -> None:
+        """Cut this mapping off the segment: its array reads zeros and writes where nobody reads."""
+        if self._mapping is not None:
+            _map_private_over(self._mapping)
+
     def close(self) -> None:
         """Drop this process's mapping; the owner also removes the segment."""
         self.array = np.empty(0)
+        self._mapping = None
         if self._shm is None:
             return
         shm, self._shm = self._shm, None
@@ -228,6 +264,14 @@ class SharedBuffers:
 
     def all_specs(self) -> list[ArraySpec]:
         return self.layout.all_specs() if self.layout.shared else []
+
+    def revoke(self) -> None:
+        """Cut this attachment off the segments (see the module docstring); private buffers have nothing to cut.
+
+        The segments and every other attachment, in this process or others, are untouched.
+        """
+        for shared in self._arrays:
+            shared.revoke()
 
     def close(self) -> None:
         for shared in self._arrays:

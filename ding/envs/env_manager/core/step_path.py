@@ -1,16 +1,18 @@
 """A step's path through the batch core: actions into the step buffers, one message per worker, rows back out.
 
 Out: actions are checked (once per batch for ``step_batch``), written to the action buffer in one copy with the
-step and reset-on-done flags, and each worker gets one message (one byte with shared memory, its raw rows
-otherwise). Back: each worker answers once for its envs; results are read from the buffers (one copy per array
-for a whole batch), infos and failures come in the reply only when there are any, and each env's episode is
+step and reset-on-done flags, and each worker gets one message (the step's number with shared memory, and its raw
+rows otherwise; :mod:`.sequence`). Back: each worker answers once for its envs, naming the step it answers; a reply
+to any other step is dropped and counted (:attr:`late_results`); results are read from the buffers (one copy per
+array for a whole batch), infos and failures come in the reply only when there are any, and each env's episode is
 accounted exactly once (:meth:`BaseEnvManager._after_step`).
 """
 
 from __future__ import annotations
 
+import logging
 import pickle
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -21,10 +23,13 @@ from ding.envs.env_manager.base_manager import BaseEnvManager
 from ding.envs.env_manager.batch import BatchTimestep, ObsBatch
 from ding.envs.env_manager.core.batch_read import read_rows
 from ding.envs.env_manager.core.channel import Channel, Reply
+from ding.envs.env_manager.core.codec import RefusedDataError
 from ding.envs.env_manager.core.commands import Command, CommandKind
 from ding.envs.env_manager.core.failure import Failure
+from ding.envs.env_manager.core.replies import StepReply
 from ding.envs.env_manager.core.results import Results
-from ding.envs.env_manager.core.rows import pack_request
+from ding.envs.env_manager.core.rows import MalformedMessage, pack_request
+from ding.envs.env_manager.core.sequence import ok_reply, step_message
 from ding.envs.env_manager.core.shm import (
     CONTROL_RESET_ON_DONE,
     CONTROL_STEP,
@@ -34,10 +39,11 @@ from ding.envs.env_manager.core.shm import (
     build_tree,
 )
 from ding.envs.env_manager.core.spin import SpinBudget
-from ding.envs.env_manager.core.worker import OK, STEP, StepReply
 from ding.envs.env_manager.state import EnvState
 from ding.envs.timestep import BaseEnvTimestep
 from ding.errors import EnvManagerError
+
+logger = logging.getLogger("ding.env_manager")
 
 
 class StepPath(BaseEnvManager):
@@ -52,6 +58,32 @@ class StepPath(BaseEnvManager):
     _spin: SpinBudget
     _channel: Channel | None
     _restart_worker: Callable[[int], None]
+    _refused_replies: int
+
+    def _init_step_numbers(self) -> None:
+        self._step_seq = 0
+        """The number of the last step dispatched (:mod:`.sequence`)."""
+        self._sent_seq = [-1] * len(self._groups)
+        """Per worker: the number of the step it was last sent (-1: none)."""
+        self._expect_ok = [b""] * len(self._groups)
+        """Per worker: its reply to that step when it has nothing but rows to say."""
+        self._late_results = 0
+        """Replies the core dropped because they answered another step than the one their worker was sent."""
+
+    @property
+    def late_results(self) -> int:
+        """Results that arrived after their step was given up on (dropped, never delivered): those the channel
+        dropped (a hung thread or a replaced zmq worker answering at last) and those the core did."""
+        return self._late_results + (self._channel.late_replies if self._channel is not None else 0)
+
+    def _number_step(self, workers: Sequence[int]) -> int:
+        """A new step number, recorded as the one ``workers`` are about to be sent."""
+        self._step_seq = seq = self._step_seq + 1
+        ok = ok_reply(seq)
+        for w in workers:
+            self._sent_seq[w] = seq
+            self._expect_ok[w] = ok
+        return seq
 
     # ----- messages --------------------------------------------------------------------------------
     @property
@@ -69,10 +101,38 @@ class StepPath(BaseEnvManager):
             return {}
         return self.channel.receive(workers, timeout, self._spin if spin else None)
 
-    def _decode(self, w: int, reply: bytes) -> StepReply:
-        """A worker's step or reset reply (see :meth:`Results.decode`)."""
+    def _decode(self, w: int, reply: Reply | StepReply, step: bool = True) -> StepReply | Failure:
+        """A worker's step (or with ``step=False`` reset) reply as a value (see :meth:`Results.decode`).
+
+        A failure stays one. A reply that does not decode is refused, and a step reply that answers another step
+        than the one the worker was last sent is dropped as late: either becomes the failure of a broken worker,
+        which is replaced.
+        """
+        if not isinstance(reply, bytes):
+            return reply
+        if step and reply == self._expect_ok[w]:  # the common case: the step sent, and nothing but rows to say
+            return StepReply(seq=self._sent_seq[w])
         assert self._results is not None
-        return self._results.decode(reply, self._group_rows[w])
+        try:
+            result = self._results.decode(reply, self._group_rows[w], self.channel.codec)
+        except (RefusedDataError, MalformedMessage) as err:
+            return self._refuse(w, err)
+        if step and result.seq != self._sent_seq[w]:
+            self._late_results += 1
+            message = (
+                f"the worker of envs {self._groups[w]} answered step {result.seq} when it was last sent step "
+                f"{self._sent_seq[w]}: a late result, dropped"
+            )
+            logger.warning("%s; the worker is replaced", message)
+            return Failure.broken(message)
+        return result
+
+    def _refuse(self, w: int, err: Exception) -> Failure:
+        """Count and log a reply of worker ``w`` that did not decode; its failure replaces the worker."""
+        self._refused_replies += 1
+        message = f"refused the reply of the worker of envs {self._groups[w]}: {err}"
+        logger.warning("%s; the worker is dropped and its envs restart", message)
+        return Failure.broken(message)
 
     def _obs_of(self, env_id: int, final: bool = False) -> Any:
         assert self._results is not None
@@ -117,11 +177,14 @@ class StepPath(BaseEnvManager):
         control[:, CONTROL_STEP] = 1
         control[:, CONTROL_RESET_ON_DONE] = self._reset_on_done_mask()
         faults: dict[int, Reply] = {}
-        for w in range(len(self._groups)):
-            fault = self._send(w, self._step_message(w))
+        workers = range(len(self._groups))
+        seq = self._number_step(workers)
+        shared = step_message(seq) if buffers.layout.shared else None
+        for w in workers:
+            fault = self._send(w, shared or self._step_message(w, seq))
             if fault is not None:
                 faults[w] = fault
-        sent = [w for w in range(len(self._groups)) if w not in faults]
+        sent = [w for w in workers if w not in faults]
         replies = {**faults, **self._collect(sent, self._step_timeout, spin=True)}
         infos = self._infos_without_failures(replies)
         if infos is None:  # rare: the per-env path handles faults
@@ -134,16 +197,18 @@ class StepPath(BaseEnvManager):
             return self._batch_from(timesteps)
         return self._batch_of(list(range(self._env_num)), infos)
 
-    def _infos_without_failures(self, replies: Mapping[int, Reply]) -> dict[int, dict[str, Any]] | None:
-        """The step infos of every env in ``replies`` (decoded), or None when a worker faulted or an env failed."""
+    def _infos_without_failures(self, replies: MutableMapping[int, Any]) -> dict[int, dict[str, Any]] | None:
+        """The step infos of every env in ``replies``, or None when a worker faulted or an env failed.
+
+        Each reply is decoded once: ``replies`` keeps the decoded values for :meth:`_gather`.
+        """
         infos: dict[int, dict[str, Any]] = {}
+        expect_ok = self._expect_ok
         for w, reply in replies.items():
-            if reply == OK:
+            if reply == expect_ok[w]:
                 continue
-            if isinstance(reply, Failure):
-                return None
-            result = self._decode(w, reply)
-            if result.failures:
+            result = replies[w] = self._decode(w, reply)
+            if isinstance(result, Failure) or result.failures:
                 return None
             infos.update(result.infos)
         return infos
@@ -222,6 +287,8 @@ class StepPath(BaseEnvManager):
             )
         control[ids, CONTROL_STEP] = 1
         control[ids, CONTROL_RESET_ON_DONE] = self._reset_on_done_mask()[ids]
+        seq = self._number_step(workers)
+        shared = step_message(seq) if buffers.layout.shared else None
         faults: dict[int, Failure] = {}
         for w in workers:
             if buffers.action is None:
@@ -231,35 +298,37 @@ class StepPath(BaseEnvManager):
                 if isinstance(reply, Failure):
                     faults[w] = reply
                     continue
-            fault = self._send(w, self._step_message(w))
+            fault = self._send(w, shared or self._step_message(w, seq))
             if fault is not None:
                 faults[w] = fault
         return [w for w in workers if w not in faults], faults
 
-    def _step_message(self, w: int) -> bytes:
-        """The wake-up byte, or with private buffers this worker's control and action rows as raw bytes."""
+    def _step_message(self, w: int, seq: int) -> bytes:
+        """The wake-up with the step's number, and with private buffers this worker's control and action rows."""
         buffers = self._buffers
         assert buffers is not None
         if buffers.layout.shared:
-            return STEP
-        return pack_request(buffers, self._group_rows[w])
+            return step_message(seq)
+        return pack_request(buffers, self._group_rows[w], seq)
 
     def _step_envs(self, actions: Mapping[int, Any]) -> dict[int, BaseEnvTimestep]:
         sent, faults = self._dispatch_step(actions)
         replies: dict[int, Reply] = {**faults, **self._collect(sent, self._step_timeout, spin=True)}
         return self._gather(actions, replies)
 
-    def _gather(self, actions: Mapping[int, Any], replies: Mapping[int, Reply]) -> dict[int, BaseEnvTimestep]:
+    def _gather(
+        self, actions: Mapping[int, Any], replies: Mapping[int, Reply | StepReply]
+    ) -> dict[int, BaseEnvTimestep]:
         """The timesteps of the stepped envs from their workers' replies; failures end episodes abnormally."""
         results = self._results
         assert results is not None
         timesteps: dict[int, BaseEnvTimestep] = {}
         for w, reply in sorted(replies.items()):
             stepped = [env_id for env_id in self._groups[w] if env_id in actions]
-            if isinstance(reply, Failure):
-                timesteps.update(self._worker_fault(w, reply, stepped))
-                continue
             result = self._decode(w, reply)
+            if isinstance(result, Failure):
+                timesteps.update(self._worker_fault(w, result, stepped))
+                continue
             if not result.failures and self._copy_on_get:
                 timesteps.update(results.timesteps(stepped, result.infos))
                 continue

@@ -2,11 +2,12 @@
 
 Messages from the manager, on any channel (a pipe here; zmq and Ray calls carry the same bytes):
 
-- ``b"S"``: step every owned env whose ``control[i, CONTROL_STEP]`` is set, with its action from
-  shared memory; results go to shared memory. The reply is ``b"k"`` or, when some env has a
-  non-empty info dict or raised, a pickled :class:`StepReply` (only then is anything pickled).
-  With a ``pickled`` layout (envs with probed spaces, no shared memory) observations and rewards
-  travel in the :class:`StepReply` instead.
+- ``STEP`` and the step's number (:mod:`.sequence`): step every owned env whose ``control[i, CONTROL_STEP]``
+  is set, with its action from shared memory; results go to shared memory. The reply is ``OK`` and the step's
+  number or, when some env has a non-empty info dict or raised, an encoded :class:`StepReply` naming the step
+  (only then is anything encoded). With a ``pickled`` layout (envs with probed spaces, no shared memory)
+  observations and rewards travel in the :class:`StepReply` instead. Answers are encoded with the worker's
+  :mod:`.codec`: pickled for the trainer's own processes and threads, data only for zmq peers.
 - ``RAW_STEP`` and raw rows (private buffers, :mod:`.rows`): the same step, with this group's control
   and action rows in the message and its result rows after the reply's head.
 - A pickled :class:`~ding.envs.env_manager.core.commands.Command` for everything else (reset, seed,
@@ -20,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import dataclasses
 import logging
 import os
 import pickle
@@ -31,9 +31,12 @@ from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any, ClassVar
 
+from ding.envs.env_manager.core.codec import ACCEPTED, TRUSTED, Codec, NotDataError
 from ding.envs.env_manager.core.commands import Command, CommandKind
-from ding.envs.env_manager.core.failure import Failure
-from ding.envs.env_manager.core.rows import RAW_STEP, pack_reply, unpack_request
+from ding.envs.env_manager.core.failure import Failure, FailureKind
+from ding.envs.env_manager.core.replies import StepReply
+from ding.envs.env_manager.core.rows import pack_reply, unpack_request
+from ding.envs.env_manager.core.sequence import HEADER, RAW_STEP, STEP, is_step, message_seq, ok_reply
 from ding.envs.env_manager.core.shm import (
     CONTROL_RESET_ON_DONE,
     CONTROL_STEP,
@@ -52,20 +55,8 @@ from ding.envs.probe import class_declared_spaces, read_spaces
 from ding.envs.spaces import EnvSpaces
 from ding.errors import UnknownNameError
 
-STEP = b"S"
-OK = b"k"
 _PR_SET_PDEATHSIG = 1
 logger = logging.getLogger("ding.env_worker")
-
-
-@dataclasses.dataclass
-class StepReply:
-    """What a step or reset leaves besides shared memory: info dicts and failures, by env id."""
-
-    infos: dict[int, dict[str, Any]] = dataclasses.field(default_factory=dict)
-    failures: dict[int, Failure] = dataclasses.field(default_factory=dict)
-    steps: dict[int, tuple[Any, Any]] | None = None  # pickled layouts: (obs, reward) of each step
-    ready: dict[int, Any] | None = None  # pickled layouts: the first obs of each reset
 
 
 def _write_flags(row: Any, timestep: Any) -> None:
@@ -76,9 +67,10 @@ def _write_flags(row: Any, timestep: Any) -> None:
     row[FLAG_RESET] = False
 
 
-def is_step(message: bytes) -> bool:
-    """Whether a message to a worker is a step (else it is a pickled command)."""
-    return message == STEP or message[:1] == RAW_STEP
+def _not_data(env_id: int, what: str, err: NotDataError) -> Failure:
+    """The failure of an env whose step produced something its manager may not receive (a data-only peer)."""
+    message = f"{what} holds {err.what}, which cannot travel to this manager: a zmq worker sends data only ({ACCEPTED})"
+    return Failure(FailureKind.ENV, message, env_id, "step", type(err).__name__)
 
 
 def _die_with_parent() -> None:
@@ -100,8 +92,10 @@ def _single_thread_numerics() -> None:
 class Worker:
     """State of one worker process: its envs, their ids and the shared buffers."""
 
-    def __init__(self, env_ids: list[int], env_fns: list[Callable[[], Any]]) -> None:
+    def __init__(self, env_ids: list[int], env_fns: list[Callable[[], Any]], codec: Codec = TRUSTED) -> None:
+        """``codec``: how the answers are encoded; :data:`~.codec.DATA_ONLY` for peers that may send data only."""
         self.env_ids = env_ids
+        self.codec = codec
         self.env_fns = dict(zip(env_ids, env_fns, strict=True))
         self.envs: dict[int, Any] = {}
         self.buffers: SharedBuffers | None = None
@@ -127,11 +121,12 @@ class Worker:
         return {i: read_spaces(e) for i, e in self.envs.items()}
 
     # ----- hot path ------------------------------------------------------------------------------
-    def step(self) -> bytes:
+    def step(self, seq: int = 0) -> bytes:
+        """Step the envs ``control`` marks; the reply answers step number ``seq`` (:mod:`.sequence`)."""
         buffers = self.buffers
         assert buffers is not None
         if buffers.layout.pickled:
-            return self.step_pickled()
+            return self.step_pickled(seq)
         control, flags, reward, actions = buffers.control, buffers.flags, buffers.reward, buffers.action
         reply: StepReply | None = None
         for env_id in self.env_ids:
@@ -163,16 +158,19 @@ class Worker:
                     reply.failures[env_id] = Failure.capture(env_id, "reset", exc)
                     continue
                 flags[env_id, FLAG_RESET] = True
-        return OK if reply is None else pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
+        if reply is None:
+            return ok_reply(seq)
+        reply.seq = seq
+        return self.encode_reply(reply)
 
-    def step_pickled(self) -> bytes:
+    def step_pickled(self, seq: int) -> bytes:
         """:meth:`step` for a pickled layout: observations and rewards go into the reply as the envs return them."""
         buffers = self.buffers
         assert buffers is not None
         control, flags = buffers.control, buffers.flags
         steps: dict[int, tuple[Any, Any]] = {}
         ready: dict[int, Any] = {}
-        reply = StepReply(steps=steps, ready=ready)
+        reply = StepReply(steps=steps, ready=ready, seq=seq)
         for env_id in self.env_ids:
             if not control[env_id, CONTROL_STEP]:
                 continue
@@ -193,7 +191,30 @@ class Worker:
                     reply.failures[env_id] = Failure.capture(env_id, "reset", exc)
                     continue
                 flags[env_id, FLAG_RESET] = True
-        return pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
+        return self.encode_reply(reply)
+
+    def encode_reply(self, reply: StepReply) -> bytes:
+        """``reply`` in the codec; an env whose info or observation is not data gets a failure naming it instead."""
+        try:
+            return self.codec.dumps(reply)
+        except NotDataError:
+            pass
+        for env_id in sorted({*reply.infos, *(reply.steps or {}), *(reply.ready or {})}):
+            parts = [(f"info[{key!r}]", value) for key, value in reply.infos.get(env_id, {}).items()]
+            if reply.steps is not None and env_id in reply.steps:
+                parts += [("observation", reply.steps[env_id][0]), ("reward", reply.steps[env_id][1])]
+            if reply.ready is not None and env_id in reply.ready:
+                parts.append(("first observation", reply.ready[env_id]))
+            for what, value in parts:
+                try:
+                    self.codec.dumps(value)
+                except NotDataError as err:
+                    reply.failures[env_id] = _not_data(env_id, what, err)
+                    for kept in (reply.infos, reply.steps, reply.ready):
+                        if kept is not None:
+                            kept.pop(env_id, None)
+                    break
+        return self.codec.dumps(reply)
 
     def start(self, layout: BufferLayout | None) -> bytes:
         """Build the envs (and attach the buffers when the layout is known): the pickled startup reply.
@@ -210,7 +231,11 @@ class Worker:
         except Exception as exc:  # a constructor failed: report it instead of the spaces
             startup = Failure.capture(self.env_ids[0], "build", exc)
         self.started = not isinstance(startup, Failure)
-        return pickle.dumps(startup, protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            return self.codec.dumps(startup)
+        except NotDataError as err:  # a space of a kind that cannot travel to this manager
+            self.started = False
+            return self.codec.dumps(Failure.capture(self.env_ids[0], "build", err))
 
     def respond(self, message: bytes) -> bytes | None:
         """The reply to any message from the manager; None for ``close`` (the worker stops)."""
@@ -223,13 +248,14 @@ class Worker:
 
     def answer_step(self, message: bytes) -> bytes:
         """The reply to a step message: ``STEP``, or ``RAW_STEP`` with rows (private buffers, :mod:`.rows`)."""
-        if message == STEP:
-            return self.step()
         buffers = self.buffers
-        if message[:1] != RAW_STEP or buffers is None or not self.rows_in_reply:
+        kind = message[:1]
+        if kind == STEP and len(message) == HEADER and buffers is not None and not self.rows_in_reply:
+            return self.step(message_seq(message))
+        if kind != RAW_STEP or len(message) < HEADER or buffers is None or not self.rows_in_reply:
             raise ValueError(f"not a step message for this worker: {message[:16]!r}")
         unpack_request(message, buffers, self.rows)
-        return pack_reply(self.step(), buffers, self.rows)
+        return pack_reply(self.step(message_seq(message)), buffers, self.rows)
 
     def answer(self, command: Command) -> bytes:
         """The reply to a control command: its pickled result, or the failure it raised.
@@ -240,7 +266,10 @@ class Worker:
             result: Any = self.handle(command)
         except Exception as exc:  # a method call or seed failed: report it, keep serving
             result = Failure.capture(self.env_ids[0], command.name, exc)
-        reply = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            reply = self.codec.dumps(result)
+        except NotDataError as err:  # a method's result or an attribute that cannot travel to this manager
+            reply = self.codec.dumps(Failure.capture(self.env_ids[0], command.name, err))
         if command.kind is CommandKind.RESET and self.rows_in_reply and isinstance(result, StepReply):
             assert self.buffers is not None
             return pack_reply(reply, self.buffers, self.rows)
@@ -310,7 +339,7 @@ class Worker:
 
     def describe(self, name: str) -> dict[int, tuple[Any, ...]]:
         described = {env_id: describe_attribute(self.envs[env_id], name) for env_id in self.env_ids}
-        pickle.dumps(described)  # an attribute that cannot travel fails here, as the command's failure
+        self.codec.dumps(described)  # an attribute that cannot travel fails here, as the command's failure
         return described
 
     def call(self, request: tuple[str, tuple[Any, ...], dict[str, Any], list[int] | None]) -> dict[int, Any]:

@@ -20,6 +20,7 @@ import os
 import pickle
 import secrets
 import select
+import signal
 import socket
 import struct
 import time
@@ -74,6 +75,12 @@ class ActorProcess:
 
     def kill(self) -> None:
         self._ray.kill(self.actor, no_restart=False)
+
+    def kill_now(self) -> None:
+        """SIGKILL the process through its ``pidfd`` (no pid can be reused while it is open)."""
+        if self.sentinel >= 0 and self.is_alive():
+            with contextlib.suppress(ProcessLookupError, OSError):
+                signal.pidfd_send_signal(self.sentinel, signal.SIGKILL)
 
     def close(self) -> None:
         if self.sentinel >= 0:
@@ -131,10 +138,16 @@ class RayActorsOnNode:
         return handle
 
     def stop(self, handle: WorkerHandle) -> None:
-        """Drop an actor's connection; a live (hung) actor is killed for Ray to restart."""
+        """Drop an actor's connection; a live (hung) actor is killed for Ray to restart.
+
+        The process is gone when this returns (Ray's kill, or ours after :data:`EXIT_WAIT`): it shares the step
+        buffers, and a hung actor waking up must not write the rows its successor's envs use.
+        """
         process = cast(ActorProcess, handle.process)
         if process.is_alive():
             process.kill()
+        process.join(EXIT_WAIT)
+        process.kill_now()
         process.join(EXIT_WAIT)
         process.close()
         handle.conn.close()

@@ -32,6 +32,7 @@ from ding.envs.env_manager.channels.ray.actors import (
 from ding.envs.env_manager.channels.ray.call_worker import RESTARTED, RayEnvWorker
 from ding.envs.env_manager.channels.ray.cluster import Connection, import_ray
 from ding.envs.env_manager.core.channel import Reply, WorkerSetup
+from ding.envs.env_manager.core.codec import TRUSTED, Codec
 from ding.envs.env_manager.core.commands import Command, CommandKind
 from ding.envs.env_manager.core.failure import Failure
 from ding.envs.env_manager.core.shm import BufferLayout
@@ -73,6 +74,8 @@ class RayActor:
 class RayCallChannel:
     """One Ray actor per env group, one Ray call per message (see the module docstring)."""
 
+    codec: Codec = TRUSTED  # actors of the cluster the trainer joined: inside its trust domain
+
     def __init__(self, connection: Connection, cfg: Mapping[str, Any]) -> None:
         """``cfg``: the manager's ``num_cpus_per_worker``, ``resources_per_worker`` and ``max_restarts``."""
         self._ray = import_ray()
@@ -81,6 +84,8 @@ class RayCallChannel:
         self.request = resource_request(cfg)
         self.actors: list[RayActor | None] = []
         self._actor_class: Any = None
+        self.late_replies = 0
+        """Calls given up on when their actor was stopped: their results are never read."""
 
     # ----- workers -------------------------------------------------------------------------------
     def open(self, group_count: int) -> None:
@@ -109,6 +114,7 @@ class RayCallChannel:
         if handle.doomed:
             handle.doomed = False
             self._ray.kill(handle.actor, no_restart=False)
+        self.late_replies += len(handle.calls)
         handle.calls.clear()
         handle.restarted = True
 

@@ -11,6 +11,7 @@ another worker.
 
 from __future__ import annotations
 
+import logging
 import os
 import pickle
 import time
@@ -21,8 +22,10 @@ from ding.envs.env_manager.channels.zmq.hub import Hub
 from ding.envs.env_manager.channels.zmq.keys import manager_keys
 from ding.envs.env_manager.channels.zmq.placement import ZmqPlacement
 from ding.envs.env_manager.channels.zmq.protocol import ASSIGN, REQUEST
+from ding.envs.env_manager.channels.zmq.refusals import CountedLog
 from ding.envs.env_manager.channels.zmq.registry import Peer
 from ding.envs.env_manager.core.channel import Reply, WorkerSetup
+from ding.envs.env_manager.core.codec import DATA_ONLY, Codec
 from ding.envs.env_manager.core.failure import Failure
 from ding.envs.env_manager.core.spin import SpinBudget
 from ding.errors import EnvManagerError
@@ -33,8 +36,11 @@ class ZmqChannel:
 
     ``keys_dir``: None for ephemeral keys (only workers the placement starts can connect), else a directory made
     by ``ding -m keygen DIR`` whose worker keys are admitted too. The heartbeat settings are announced to every
-    worker; ``max_message_bytes`` caps one message both ways.
+    worker; ``max_message_bytes`` caps one message both ways. Workers answer in data only
+    (:data:`~ding.envs.env_manager.core.codec.DATA_ONLY`): a worker key lets a peer send data, never code.
     """
+
+    codec: Codec = DATA_ONLY
 
     def __init__(
         self,
@@ -50,6 +56,15 @@ class ZmqChannel:
         self.max_message_bytes = max_message_bytes
         self.hub: Hub | None = None
         self.env_ids: list[list[int]] = []  # each group's env ids, as its last setup gave them
+        self.refusals = CountedLog(logging.getLogger("ding.zmq"), "refused connections and messages")
+        """Connections and messages refused over every launch (counted by reason and address)."""
+        self._late_before = 0  # late replies the hubs of earlier launches dropped
+
+    @property
+    def late_replies(self) -> int:
+        """Replies the hub dropped as late or repeated (their request timed out, or their worker was replaced)."""
+        hub = self.hub
+        return self._late_before + (sum(hub.late.counts.values()) if hub is not None else 0)
 
     @property
     def endpoint(self) -> str | None:
@@ -70,6 +85,7 @@ class ZmqChannel:
             self.max_message_bytes,
             drop_on_disconnect=binding.drop_on_disconnect,
             local_address=binding.local_address,
+            refusals=self.refusals,
         )
         self.placement.bring_up(self.hub, group_count)
 
@@ -121,6 +137,8 @@ class ZmqChannel:
         try:
             if hub is not None:
                 told = hub.shutdown()
+                self.refusals.close()
+                self._late_before += sum(hub.late.counts.values())
         finally:
             self.placement.close(told)
 

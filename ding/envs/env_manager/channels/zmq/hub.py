@@ -32,6 +32,7 @@ from ding.envs.env_manager.channels.zmq.protocol import (
     decode,
     encode,
 )
+from ding.envs.env_manager.channels.zmq.refusals import REFUSED_MESSAGE, REFUSED_UNREGISTERED, CountedLog
 from ding.envs.env_manager.channels.zmq.registry import Registry
 from ding.envs.env_manager.channels.zmq.socket import RouterSocket
 from ding.envs.env_manager.core.channel import Reply
@@ -54,16 +55,19 @@ class Hub(Registry):
         max_message_bytes: int,
         drop_on_disconnect: bool = False,
         local_address: str | None = None,
+        refusals: CountedLog | None = None,
     ) -> None:
         """``local_keys``: the keys of the workers the manager starts itself (``keys`` admits them).
 
         ``drop_on_disconnect``: every worker runs under a supervisor that restarts it, so a closed connection
         means a dead process. ``local_address``: a second address to bind (an abstract ``ipc`` one) for
-        workers on this host.
+        workers on this host. ``refusals``: where refused connections and messages are counted.
         """
         self.max_bytes, self.local_keys = max_message_bytes, local_keys
+        self.late = CountedLog(logger, "late or repeated replies dropped", logging.INFO)
+        """Replies to requests given up on (timed out, or of a worker since replaced), and repeats."""
         super().__init__(
-            RouterSocket(endpoint, keys, max_message_bytes, local_address),
+            RouterSocket(endpoint, keys, max_message_bytes, local_address, refusals),
             heartbeat_interval,
             heartbeat_timeout,
             drop_on_disconnect,
@@ -248,7 +252,9 @@ class Hub(Registry):
             try:
                 message = decode(frames, TO_MANAGER)
             except MalformedMessage as err:
-                logger.warning("dropped a malformed message from %r: %s", identity[:64], err)
+                self.refusals.count(
+                    REFUSED_MESSAGE, repr(identity[:64]), "dropped a malformed message from %r: %s", identity[:64], err
+                )
                 continue
             if message.kind == HEARTBEAT:
                 self._heard(identity, now)
@@ -261,7 +267,12 @@ class Hub(Registry):
                 if identity in self.dropped:
                     self._forget(identity, now)
                 else:
-                    logger.warning("dropped a reply from %r, which never registered", identity[:64])
+                    self.refusals.count(
+                        REFUSED_UNREGISTERED,
+                        repr(identity[:64]),
+                        "dropped a reply from %r, which never registered",
+                        identity[:64],
+                    )
                 continue
             peer.last_seen = now
             slot = message.slot
@@ -272,10 +283,18 @@ class Hub(Registry):
                     del self.expected[slot]
                 self.arrived.setdefault(slot, deque()).append(message.payload)
             else:
-                logger.info("dropped a late or repeated reply (env group %d, request %d)", slot, message.request_id)
+                self.late.count(
+                    f"env group {slot}",
+                    repr(identity[:64]),
+                    "dropped a late or repeated reply (env group %d, request %d)",
+                    slot,
+                    message.request_id,
+                )
 
     def _background(self) -> None:
         while not self._stopping.wait(min(self.interval / 2, self.timeout / 4)):
+            for log in (self.refusals, self.socket.closes, self.late):  # an interval's summary, off the step path
+                log.flush()
             if self.lock.acquire(blocking=False):
                 try:
                     if not self._closed:
@@ -311,4 +330,5 @@ class Hub(Registry):
             self.peers.clear()
             self.pending_local.clear()
             self.socket.close()
+            self.late.close()
             return told

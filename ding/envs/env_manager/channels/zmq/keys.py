@@ -30,11 +30,11 @@ import zmq
 import zmq.auth
 from zmq.auth.thread import ThreadAuthenticator
 
+from ding.envs.env_manager.channels.zmq.refusals import REFUSED_KEY, CountedLog
 from ding.errors import ConfigError
 
 SERVER_NAME = "server"
 CLIENTS_DIR = "clients"
-logger = logging.getLogger("ding.zmq")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -146,22 +146,39 @@ def manager_keys(keys_dir: str | os.PathLike[str] | None) -> tuple[ManagerKeys, 
     return keys, dataclasses.replace(own, server_public=keys.public)
 
 
-class _KeyList:
-    """ZAP credentials provider: admits the listed client keys and logs every refusal."""
+class _KeyGate(ThreadAuthenticator):
+    """ZAP handler admitting only the listed client keys; each refusal is counted with the peer's address."""
 
-    def __init__(self, allowed: frozenset[bytes]) -> None:
-        self.allowed = allowed
+    def __init__(self, context: zmq.Context[zmq.Socket[bytes]], allowed: frozenset[bytes], refusals: CountedLog):
+        super().__init__(context, log=logging.getLogger("ding.zmq.zap"))
+        self.allowed, self.refusals = allowed, refusals
+        self._peer = "?"  # the address of the request being handled (one at a time, in the ZAP thread)
+
+    async def handle_zap_message(self, msg: list[bytes]) -> None:
+        self._peer = msg[3].decode(errors="replace") if len(msg) > 3 else "?"
+        await super().handle_zap_message(msg)
 
     def callback(self, domain: str, key: bytes) -> bool:
         if key in self.allowed:
             return True
-        logger.warning("refused a worker connection: its CURVE public key %s is not admitted", key.decode())
+        self.refusals.count(
+            REFUSED_KEY,
+            self._peer,
+            "refused a worker connection from %s: its CURVE public key %s is not admitted",
+            self._peer,
+            key.decode(errors="replace"),
+        )
         return False
 
 
-def start_authenticator(context: zmq.Context[zmq.Socket[bytes]], keys: ManagerKeys) -> ThreadAuthenticator:
-    """A ZAP handler on ``context`` admitting only ``keys.allowed``; stop it when the sockets close."""
-    auth = ThreadAuthenticator(context, log=logging.getLogger("ding.zmq.zap"))
+def start_authenticator(
+    context: zmq.Context[zmq.Socket[bytes]], keys: ManagerKeys, refusals: CountedLog
+) -> ThreadAuthenticator:
+    """A ZAP handler on ``context`` admitting only ``keys.allowed`` (refusals counted in ``refusals``).
+
+    Stop it when the sockets close.
+    """
+    auth = _KeyGate(context, keys.allowed, refusals)
     auth.start()
-    auth.configure_curve_callback("*", credentials_provider=_KeyList(keys.allowed))
+    auth.configure_curve_callback("*", credentials_provider=auth)
     return auth

@@ -29,6 +29,7 @@ from typing import Any, ClassVar
 
 from ding.envs.env_manager.channels.zmq.channel import ZmqChannel
 from ding.envs.env_manager.channels.zmq.placement import LocalAndRemoteWorkers, ZmqPlacement
+from ding.envs.env_manager.channels.zmq.refusals import REFUSED_REPLY
 from ding.envs.env_manager.core.batch_core import BatchCore
 from ding.envs.env_manager.core.channel import Channel
 from ding.envs.env_manager.settings import MAX_WORKER_NUM
@@ -142,6 +143,19 @@ class ZmqEnvManager(BatchCore):
     def worker_hosts(self) -> list[str | None]:
         """Host name of the worker holding each env group."""
         return self._zmq.hosts() if self._zmq is not None else [None] * len(self._groups)
+
+    @property
+    def refusals(self) -> dict[str, int]:
+        """What the manager has turned away so far, by reason (for monitoring; the log has them by address too).
+
+        ``handshake_failed`` (a peer without the keys, or not speaking ZMTP/CURVE), ``key_not_admitted``,
+        ``malformed_message``, ``unregistered_peer`` and ``undecodable_reply`` (a registered worker's reply that
+        is not data: the worker is dropped and its envs restart).
+        """
+        counts = self._zmq.refusals.counts if self._zmq is not None else {}
+        if self._refused_replies:
+            counts[REFUSED_REPLY] = counts.get(REFUSED_REPLY, 0) + self._refused_replies
+        return counts
 
     @property
     def workers(self) -> list[dict[str, Any]]:

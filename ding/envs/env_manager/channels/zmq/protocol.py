@@ -4,10 +4,11 @@ Every message is one frame: a fixed 16-byte header, then the payload. The header
 tag, the protocol version, the message kind, the env group (``slot``) it concerns and a request
 id; replies carry the id of their request, so a late or repeated reply is recognised and dropped.
 
-Registration messages (``HELLO``, ``WELCOME``) carry JSON. Request and reply payloads are the
-subprocess worker's own messages (pickled commands and their results, step wake-ups), and step
-rows as raw bytes (:mod:`~ding.envs.env_manager.core.rows`); they are only exchanged with peers that passed CURVE
-authentication and registered.
+Registration messages (``HELLO``, ``WELCOME``) carry JSON. Request payloads are the subprocess worker's own
+messages (pickled commands, numbered step wake-ups, step rows as raw bytes: :mod:`~ding.envs.env_manager.core.rows`);
+replies carry step rows as raw bytes and everything else in the data-only codec
+(:mod:`~ding.envs.env_manager.core.codec`), which the manager decodes without running anything a peer sent. Both
+are only exchanged with peers that passed CURVE authentication and registered.
 
 >>> frame = encode(REPLY, b"payload", slot=3, request_id=7)
 >>> message = decode([frame])
@@ -26,8 +27,9 @@ from typing import Any
 from ding.envs.env_manager.core.rows import MalformedMessage
 
 MAGIC = b"DZ"
-VERSION = 3
-"""3: commands carry a :class:`~ding.envs.env_manager.core.commands.CommandKind`; rows only travel raw."""
+VERSION = 4
+"""4: steps carry their number and replies are data only; 3: commands carry a
+:class:`~ding.envs.env_manager.core.commands.CommandKind`; rows only travel raw."""
 HEADER = struct.Struct("!2sBBIQ")
 """magic, version, kind, slot, request id."""
 

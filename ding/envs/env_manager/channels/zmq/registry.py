@@ -32,6 +32,7 @@ from ding.envs.env_manager.channels.zmq.protocol import (
     encode,
     encode_json,
 )
+from ding.envs.env_manager.channels.zmq.refusals import REFUSED_MESSAGE, CountedLog
 from ding.envs.env_manager.channels.zmq.socket import RouterSocket
 from ding.envs.env_manager.core.failure import Failure
 
@@ -75,6 +76,11 @@ class Registry:
         self._sentinels: dict[int, bytes] = {}
         self._probe_until = 0.0  # while a connection closed recently: look for the worker that lost it
         self._next_ping = 0.0
+
+    @property
+    def refusals(self) -> CountedLog:
+        """Refused connections and messages (counted and logged a few lines at a time)."""
+        return self.socket.refusals
 
     def start_local(self, identity: bytes, start: Callable[[], BaseProcess]) -> None:
         """Start a worker process on this host (``start``) that will register as ``identity``.
@@ -153,10 +159,17 @@ class Registry:
             if info["version"] != VERSION:
                 raise MalformedMessage(f"worker speaks protocol version {info['version']!r}, this manager {VERSION}")
         except MalformedMessage as err:
-            logger.warning("dropped a malformed HELLO from %r: %s", identity[:64], err)
+            self.refusals.count(
+                REFUSED_MESSAGE, repr(identity[:64]), "dropped a malformed HELLO from %r: %s", identity[:64], err
+            )
             return
         if identity.endswith(HEARTBEAT_SUFFIX):
-            logger.warning("dropped a HELLO from %r: that routing id is reserved for heartbeats", identity[:64])
+            self.refusals.count(
+                REFUSED_MESSAGE,
+                repr(identity[:64]),
+                "dropped a HELLO from %r: that routing id is reserved for heartbeats",
+                identity[:64],
+            )
             return
         if identity not in self.peers:
             process = self.pending_local.pop(identity, None)

@@ -24,12 +24,16 @@ import zmq
 from zmq.utils.monitor import recv_monitor_message
 
 from ding.envs.env_manager.channels.zmq.keys import ManagerKeys, start_authenticator
+from ding.envs.env_manager.channels.zmq.refusals import REFUSED_HANDSHAKE, CountedLog
 
 logger = logging.getLogger("ding.zmq")
 HANDSHAKE_FAILED = (
     zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL | zmq.EVENT_HANDSHAKE_FAILED_AUTH
 )
 MONITORED_EVENTS = HANDSHAKE_FAILED | zmq.EVENT_DISCONNECTED
+MONITOR_QUEUE = 100_000
+"""Connection events the monitor holds until the hub reads them (zmq drops events past it): a flood of
+connections between two reads is counted in full."""
 # plain ints: zmq's flag enums cost an object per use on the per-step path
 _NOBLOCK, _NOBLOCK_MORE = int(zmq.NOBLOCK), int(zmq.NOBLOCK | zmq.SNDMORE)
 _EVENTS, _POLLIN, _RCVMORE = int(zmq.EVENTS), int(zmq.POLLIN), int(zmq.RCVMORE)
@@ -81,8 +85,13 @@ def ipc_reachable(address: str) -> bool:
         return False
 
 
-def log_connection_events(monitor: zmq.Socket[bytes], max_message_bytes: int) -> bool:
-    """Log the socket's refused handshakes and closed connections; True when a connection closed."""
+def log_connection_events(
+    monitor: zmq.Socket[bytes], max_message_bytes: int, refusals: CountedLog, closes: CountedLog
+) -> bool:
+    """Count (and log, a few lines at a time) refused handshakes and closed connections; True when one closed.
+
+    A handshake refused by the authenticator (an unadmitted key) is counted there, with the peer's address.
+    """
     closed = False
     while True:
         try:
@@ -90,17 +99,21 @@ def log_connection_events(monitor: zmq.Socket[bytes], max_message_bytes: int) ->
         except zmq.Again:
             return closed
         kind, where = event["event"], event["endpoint"].decode(errors="replace")
-        if kind & HANDSHAKE_FAILED:
-            logger.warning(
+        if kind & HANDSHAKE_FAILED and not kind & zmq.EVENT_HANDSHAKE_FAILED_AUTH:
+            refusals.count(
+                REFUSED_HANDSHAKE,
+                where,
                 "refused a connection at %s: security handshake failed (event %s, value %s) - a peer without "
                 "the manager's keys, or not speaking ZMTP/CURVE",
                 where,
-                kind,
-                event["value"],
+                int(kind),
+                int(event["value"]),
             )
         elif kind == zmq.EVENT_DISCONNECTED:
             closed = True
-            logger.info(
+            closes.count(
+                "connection_closed",
+                where,
                 "a connection at %s closed (a worker exiting, a network failure, or a message over %d bytes)",
                 where,
                 max_message_bytes,
@@ -114,11 +127,21 @@ class RouterSocket:
     of local worker processes), so one wait notices a message, a closed connection and a process exit alike.
     """
 
-    def __init__(self, endpoint: str, keys: ManagerKeys, max_message_bytes: int, local_address: str | None) -> None:
-        """``local_address``: a second address to bind (an abstract ``ipc`` one) for workers on this host."""
+    def __init__(
+        self,
+        endpoint: str,
+        keys: ManagerKeys,
+        max_message_bytes: int,
+        local_address: str | None,
+        refusals: CountedLog | None = None,
+    ) -> None:
+        """``local_address``: a second address to bind (an abstract ``ipc`` one) for workers on this host;
+        ``refusals``: where refused connections are counted (its own when None)."""
         self.max_bytes = max_message_bytes
+        self.refusals = refusals if refusals is not None else CountedLog(logger, "refused connections and messages")
+        self.closes = CountedLog(logger, "closed connections", logging.INFO)
         self.context: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
-        self.auth = start_authenticator(self.context, keys)
+        self.auth = start_authenticator(self.context, keys, self.refusals)
         address, self.ipc_dir = resolve_endpoint(endpoint)
         self.router = self.context.socket(zmq.ROUTER)
         self.monitor: zmq.Socket[bytes] | None = None
@@ -128,13 +151,22 @@ class RouterSocket:
             if local_address is not None:
                 self.router.bind(local_address)
                 self.local_endpoint = self.router.get_string(zmq.LAST_ENDPOINT)
-            self.monitor = self.router.get_monitor_socket(MONITORED_EVENTS)
+            self.monitor = self._monitor()
         except BaseException:
             self.close()
             raise
         self.poller = zmq.Poller()
         self.poller.register(self.router, zmq.POLLIN)
         self.poller.register(self.monitor, zmq.POLLIN)
+
+    def _monitor(self) -> zmq.Socket[bytes]:
+        """The socket the router's connection events arrive on (with room for :data:`MONITOR_QUEUE` of them)."""
+        address = f"inproc://ding-monitor-{secrets.token_hex(8)}"
+        self.router.monitor(address, MONITORED_EVENTS)
+        monitor = self.context.socket(zmq.PAIR)
+        monitor.setsockopt(zmq.RCVHWM, MONITOR_QUEUE)
+        monitor.connect(address)
+        return monitor
 
     def send(self, identity: bytes, frame: bytes) -> bool:
         """Send one frame to the peer ``identity``; False when it is not connected or its queue is full."""
@@ -180,7 +212,8 @@ class RouterSocket:
         events = dict(self.poller.poll(max(0, int(timeout * 1000))))
         if not events:
             return False, False, []
-        closed = self.monitor in events and log_connection_events(cast(zmq.Socket[bytes], self.monitor), self.max_bytes)
+        monitor = cast(zmq.Socket[bytes], self.monitor)
+        closed = monitor in events and log_connection_events(monitor, self.max_bytes, self.refusals, self.closes)
         fds = [fd for fd in events if isinstance(fd, int)]
         return self.router in events, closed, fds
 
@@ -193,5 +226,6 @@ class RouterSocket:
         self.router.close()
         self.auth.stop()
         self.context.term()
+        self.closes.close()
         if self.ipc_dir is not None:
             shutil.rmtree(self.ipc_dir, ignore_errors=True)

@@ -46,6 +46,7 @@ from ding.envs.env_manager.channels.zmq.protocol import (
     encode,
     encode_json,
 )
+from ding.envs.env_manager.core.codec import DATA_ONLY
 from ding.envs.env_manager.core.failure import Failure
 from ding.envs.env_manager.core.spin import SPIN_LIMIT, SpinBudget, spin_until
 from ding.envs.env_manager.core.worker import Worker, prepare_worker_process
@@ -152,19 +153,23 @@ def handle_request(group: Worker, message: bytes) -> bytes:
     reply = group.respond(message)
     if reply is None:
         group.close()
-        return pickle.dumps(None, protocol=pickle.HIGHEST_PROTOCOL)
+        return DATA_ONLY.dumps(None)
     return reply
 
 
 def build_group(payload: bytes) -> tuple[Worker | None, bytes]:
-    """Build an assigned env group; returns the group and the startup reply (its spaces, or the failure)."""
+    """Build an assigned env group; returns the group and the startup reply (its spaces, or the failure).
+
+    The manager's payload is code (the constructors): a worker trusts the manager whose key it pinned. Its
+    answers are data only (:data:`~ding.envs.env_manager.core.codec.DATA_ONLY`): the manager trusts no peer's code.
+    """
     import cloudpickle
 
     env_ids, blob, layout = pickle.loads(payload)
     try:  # unpickling the constructors on this host may fail too
-        group = Worker(env_ids, cloudpickle.loads(blob))
+        group = Worker(env_ids, cloudpickle.loads(blob), DATA_ONLY)
     except Exception as exc:
-        return None, pickle.dumps(Failure.capture(env_ids[0], "build", exc), protocol=pickle.HIGHEST_PROTOCOL)
+        return None, DATA_ONLY.dumps(Failure.capture(env_ids[0], "build", exc))
     startup = group.start(layout)
     if not group.started:
         group.close()
