@@ -8,11 +8,11 @@ from typing import Any, ClassVar
 import torch
 from torch import nn
 
+from ding.config.policy_registry import POLICY_REGISTRY
 from ding.config.policy_sections import evaluator_section, learner_section
 from ding.model.vac import ACTION_SPACES
 from ding.policy.model_keys import width
 from ding.policy.ppo import PPOPolicy
-from ding.policy.registry import POLICY_REGISTRY
 from ding.utils.accepts import count, fixed, fraction, non_negative, one_of, optional, positive, satisfying
 from ding.utils.value_rules import UnitFloat, conforms
 

@@ -8,10 +8,10 @@ from typing import Any, ClassVar
 import torch
 from torch import nn
 
+from ding.config.policy_registry import POLICY_REGISTRY
 from ding.model.c51 import c51_from_config
 from ding.policy.dqn import DQNPolicy
 from ding.policy.model_keys import ACTIVATION, layers, width, widths
-from ding.policy.registry import POLICY_REGISTRY
 from ding.utils.accepts import count, number, optional
 
 

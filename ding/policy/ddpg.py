@@ -10,11 +10,11 @@ import torch
 from easydict import EasyDict
 from torch import nn
 
+from ding.config.policy_registry import POLICY_REGISTRY
 from ding.config.policy_sections import evaluator_section, learner_section, replay_buffer_section
 from ding.errors import ConfigError
 from ding.model.deterministic_qac import DeterministicQAC, deterministic_qac_from_config
 from ding.policy.model_keys import ACTIVATION, layers, width
-from ding.policy.registry import POLICY_REGISTRY
 from ding.policy.replay_actor_critic import ReplayActorCritic
 from ding.policy.replay_batch import collate_transitions, transition
 from ding.utils.accepts import count, fixed, fraction, non_negative, number, optional, positive, sizes

@@ -12,6 +12,7 @@ import torch.nn.functional as F
 from easydict import EasyDict
 from torch import nn
 
+from ding.config.policy_registry import POLICY_REGISTRY
 from ding.config.policy_sections import evaluator_section, learner_section, replay_buffer_section
 from ding.errors import ConfigError
 from ding.model.dqn import model_from_config
@@ -22,7 +23,6 @@ from ding.policy.exploration import eps_section, epsilon_from_config
 from ding.policy.model_keys import ACTIVATION, built_within_memory, layers, width, widths
 from ding.policy.nstep import NStepRule, double_dqn_target
 from ding.policy.obs_batch import obs_tensor
-from ding.policy.registry import POLICY_REGISTRY
 from ding.policy.replay_batch import collate_transitions, done_mask, soft_update, transition
 from ding.utils.accepts import count, fixed, fraction, optional, positive
 

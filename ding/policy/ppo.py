@@ -11,6 +11,7 @@ import torch
 from easydict import EasyDict
 from torch import nn
 
+from ding.config.policy_registry import POLICY_REGISTRY
 from ding.config.policy_sections import evaluator_section, learner_section
 from ding.config.shapes import MODEL_SPEC_KEYS
 from ding.errors import ConfigError
@@ -22,10 +23,9 @@ from ding.policy.model_keys import ACTIVATION, SIGMA_INIT, built_within_memory, 
 from ding.policy.obs_batch import obs_tensor
 from ding.policy.ppo_math import KL_TYPES, gae_advantages, kl_estimate, ppo_loss
 from ding.policy.ppo_samples import ReturnScale, recompute_advantages
-from ding.policy.registry import POLICY_REGISTRY
 from ding.utils.accepts import count, fixed, fraction, non_negative, one_of, optional, positive, satisfying, unit
+from ding.utils.checkpoint_files import CheckpointError, read_checkpoint
 from ding.utils.value_rules import PositiveFloat, UnitFloat, conforms
-from ding.worker.checkpoint import CheckpointError, read_checkpoint
 
 __all__ = ["PPOPolicy", "gae_advantages", "ppo_loss"]
 

@@ -9,11 +9,11 @@ import numpy as np
 import torch
 from torch import nn
 
+from ding.config.policy_registry import POLICY_REGISTRY
 from ding.config.policy_sections import evaluator_section, learner_section, replay_buffer_section
 from ding.errors import ConfigError
 from ding.model.qac import QAC, qac_from_config
 from ding.policy.model_keys import ACTIVATION, layers, width
-from ding.policy.registry import POLICY_REGISTRY
 from ding.policy.replay_batch import collate_transitions, transition
 from ding.policy.soft_actor_critic import SOFT_ACTOR_CRITIC_LEARN, SoftActorCritic
 from ding.utils.accepts import count, fixed, optional, sizes

@@ -15,7 +15,7 @@ from ding.envs.conversion import ClippedBox
 pytest.importorskip("Box2D")
 
 from ding.envs import DingEnvWrapper
-from ding.envs.env_checker import check_ding_env
+from ding.envs.checks.env_checker import check_ding_env
 from ding.errors import ConfigError
 from dizoo.box2d.bipedalwalker.envs import BipedalWalkerEnv
 from dizoo.box2d.lunarlander.envs import LunarLanderEnv

@@ -12,13 +12,13 @@ import torch
 from torch import nn
 
 from ding.config import compile_config, read_config
+from ding.config.builtin_policies import BUILTIN_POLICY_MODULES
+from ding.config.policy_registry import POLICY_REGISTRY
 from ding.entry import serial_pipeline_onpolicy
 from ding.envs import BaseEnvTimestep
 from ding.errors import ConfigError
 from ding.policy.a2c import A2CPolicy, a2c_loss
-from ding.policy.builtin import BUILTIN_POLICY_MODULES
 from ding.policy.ppo import gae_advantages, ppo_loss
-from ding.policy.registry import POLICY_REGISTRY
 from ding.worker import load_checkpoint
 from tests.ding_cli import run_ding
 from tests.entry.test_cli import ROOT

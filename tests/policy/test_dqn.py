@@ -11,13 +11,13 @@ import torch
 from torch import nn
 
 from ding.config import compile_config, read_config
+from ding.config.builtin_policies import BUILTIN_POLICY_MODULES
+from ding.config.policy_registry import POLICY_REGISTRY
 from ding.envs import BaseEnvTimestep
 from ding.errors import ConfigError
-from ding.policy.builtin import BUILTIN_POLICY_MODULES
 from ding.policy.dqn import DQNPolicy
 from ding.policy.exploration import epsilon_greedy
 from ding.policy.nstep import double_dqn_target, nstep_samples
-from ding.policy.registry import POLICY_REGISTRY
 from tests.entry.test_cli import CARTPOLE
 
 SMALL = {"model": {"obs_shape": 4, "action_shape": 2, "encoder_hidden_size_list": [32, 32]}}

@@ -14,11 +14,12 @@ import gymnasium as gym
 from easydict import EasyDict
 
 from ding.envs.base_env import BaseEnv
+from ding.envs.bridges.from_gymnasium import DingEnvWrapper
+from ding.envs.bridges.to_gymnasium import GymnasiumEnv
+from ding.envs.env_registry import ENV_REGISTRY
 from ding.envs.env_wrappers import WrapperChain
 from ding.envs.env_wrappers.multitask import MultitaskEnv, merge_task_spaces
-from ding.envs.gym_env import DingEnvWrapper
-from ding.envs.gymnasium_env import GymnasiumEnv
-from ding.envs.registry import ENV_REGISTRY, env_class
+from ding.envs.from_config import env_class
 from ding.envs.spaces import EnvSpaces
 from ding.errors import ConfigError, EnvSpecError
 from ding.utils.accepts import anything, one_of, optional

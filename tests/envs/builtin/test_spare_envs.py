@@ -13,7 +13,7 @@ import pytest
 
 from ding.envs import ENV_REGISTRY, BaseEnv, BaseEnvTimestep, EnvSpaces, SpareEnvs, with_spare_envs
 from ding.envs.env_manager import create_env_manager
-from ding.envs.registry import env_class
+from ding.envs.from_config import env_class
 from ding.errors import ConfigError
 from dizoo.classic_control.cartpole.envs import CartPoleEnv
 

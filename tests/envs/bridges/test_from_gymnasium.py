@@ -11,7 +11,7 @@ import pytest
 from gymnasium import spaces
 
 from ding.envs import ENV_REGISTRY, DingEnvWrapper, get_vec_env_setting
-from ding.envs.gym_compat import OldGymAPIAdapter, convert_space
+from ding.envs.bridges.from_old_gym import OldGymAPIAdapter, convert_space
 from ding.errors import ConfigError, UnknownNameError
 
 

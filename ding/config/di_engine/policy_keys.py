@@ -1,9 +1,9 @@
-"""DI-engine's policy keys that any policy section may carry, and what ding makes of them.
+"""DI-engine's policy keys that any policy section may carry, and their fates in ding (compatibility).
 
-DI-engine's ``compile_config`` writes some keys into every policy section, and its configs carry them:
+DI-engine's ``compile_config`` writes some keys into every policy section, and its configs carry them. ``load_path``
+is one of ding's own keys (:data:`ding.config.policy_sections.COMMON_CONFIG`); the others are read into ding's terms
+here, before ding compiles the section:
 
-- ``load_path``: a checkpoint ``ding -m eval`` evaluates when no ``--load-path`` is given (training resumes only
-  from ``--load-path``, as DI-engine's training loads ``load_path`` only when a hook asks for it); default None.
 - ``collect.env_num`` / ``eval.env_num`` (and ``collect.collector_env_num`` / ``eval.evaluator_env_num``, which some
   of DI-engine's configs carry and DI-engine ignores): the numbers of envs, which ding reads from
   ``env.collector_env_num`` / ``env.evaluator_env_num``; dropped.
@@ -22,10 +22,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from ding.errors import ConfigError
-from ding.utils.accepts import optional, plain_defaults
-
-COMMON_CONFIG: dict[str, Any] = {"load_path": optional(str, note="a checkpoint file")}
-"""Keys every compiled policy section has, with their defaults and what they accept."""
 
 _ENV_COUNT_KEYS = {"collect": ("env_num", "collector_env_num"), "eval": ("env_num", "evaluator_env_num")}
 """Env counts DI-engine's configs repeat in a policy section (ding reads them from the env section)."""
@@ -35,20 +31,6 @@ _REFUSED_WHEN_TRUE = {
     "resume_training": "ding resumes a run from a checkpoint given as --load-path (serial_pipeline(load_path=...)); "
     "set resume_training=False",
 }
-
-
-def with_common_defaults(defaults: dict[str, Any]) -> dict[str, Any]:
-    """``defaults`` with the plain defaults of :data:`COMMON_CONFIG` added where missing.
-
-    >>> with_common_defaults({'cuda': False})
-    {'cuda': False, 'load_path': None}
-    """
-    return {**defaults, **plain_defaults(common_declarations(defaults))}
-
-
-def common_declarations(declared: Mapping[str, Any]) -> dict[str, Any]:
-    """The declarations of :data:`COMMON_CONFIG` a (declared) policy config does not have itself."""
-    return {key: value for key, value in COMMON_CONFIG.items() if key not in declared}
 
 
 ACTIVATION_MODULES = {"ReLU": "relu", "Tanh": "tanh", "GELU": "gelu", "SiLU": "silu"}

@@ -1,8 +1,10 @@
-"""``ChainedEnv``: a config's wrapper chain (``env.env_wrapper``) on any ding env, as on ``DingEnvWrapper``.
+"""From an env config section to the class that builds it: :func:`env_class`, and ``ChainedEnv`` for a config's chain.
 
-``DingEnvWrapper`` and the dizoo envs apply ``env_wrapper`` themselves (they declare the key in their ``config``). Any
-other ``BaseEnv`` — a user's own, written DI-engine's way or declaring ``raw_spaces`` — gets the chain through
-:func:`with_config_chain`, which :func:`~ding.envs.registry.env_class` applies: the class a config then builds is
+:func:`env_class` imports the config's ``import_names`` (and ding's built-in env modules), looks ``env.type`` up in
+:data:`~ding.envs.env_registry.ENV_REGISTRY` and returns the class that builds the env the config describes, wrapper
+chain (``env.env_wrapper``) included. ``DingEnvWrapper`` and the dizoo envs apply ``env_wrapper`` themselves (they
+declare the key in their ``config``). Any other ``BaseEnv`` — a user's own, written DI-engine's way or declaring
+``raw_spaces`` — gets the chain through :func:`with_config_chain`: the class a config then builds is
 ``ChainedEnv.around(MyEnv)``, a ``DingEnvWrapper`` whose simulator is one ``MyEnv`` built from the same config, shown
 to gymnasium's wrapper API by :class:`BaseEnvAsGymnasium`. So the chain runs as on any gymnasium env: rewards of shape
 ``(1,)``, ``info``, ``terminated`` / ``truncated`` and ``info['eval_episode_return']`` (appended to a chain that lacks
@@ -60,13 +62,37 @@ from easydict import EasyDict
 from gymnasium import spaces
 
 from ding.envs.base_env import BaseEnv, as_action_array
-from ding.envs.gym_env import DingEnvWrapper
+from ding.envs.bridges.from_gymnasium import DingEnvWrapper
+from ding.envs.env_registry import ENV_REGISTRY
 from ding.envs.probe import read_spaces
 from ding.envs.spaces import EnvSpaces, reward_space_of
 from ding.envs.timestep import BaseEnvTimestep
 from ding.errors import ConfigError, EnvSpecError
 
+BUILTIN_ENV_MODULES = (
+    "ding.envs.bridges.from_gymnasium",
+    "ding.envs.builtin.multitask_env",
+    "ding.envs.builtin.unittest_envs",
+    "ding.envs.multi_agent.env",
+    "ding.envs.builtin.spare_envs",
+)
+"""The modules that register ding's own env types; :func:`env_class` imports them (a config need not list them)."""
+
 _AROUND: dict[type[BaseEnv], type[ChainedEnv]] = {}
+
+
+def env_class(env_cfg: Mapping[str, Any]) -> type[BaseEnv]:
+    """Import ``env_cfg.import_names`` and return the class that builds the env ``env_cfg`` describes.
+
+    That is the class registered as ``env_cfg.type``; when the config names a wrapper chain (``env_wrapper``) that
+    the class does not apply itself, the class that puts the chain around it (:func:`with_config_chain`).
+
+    >>> env_class({'type': 'ding_env_wrapper'}).__name__
+    'DingEnvWrapper'
+    """
+    ENV_REGISTRY.import_names(BUILTIN_ENV_MODULES)
+    ENV_REGISTRY.import_names(env_cfg.get("import_names") or [])
+    return with_config_chain(ENV_REGISTRY.get(env_cfg.get("type")), env_cfg)  # type: ignore[arg-type]
 
 
 def with_config_chain(env_cls: type[BaseEnv], env_cfg: Mapping[str, Any]) -> type[BaseEnv]:

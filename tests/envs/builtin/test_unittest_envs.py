@@ -13,9 +13,7 @@ from easydict import EasyDict
 
 from ding.entry import serial_pipeline
 from ding.envs import env_class
-from ding.envs.env_checker import check_ding_env
-from ding.envs.env_manager import SyncSubprocessEnvManager
-from ding.envs.unittest_envs import (
+from ding.envs.builtin.unittest_envs import (
     MixedPolicyUnittestEnv,
     PolicyUnittestEnv,
     RNNPolicyUnittestEnv,
@@ -23,6 +21,8 @@ from ding.envs.unittest_envs import (
     ValueUnittestEnv,
     optimal_value,
 )
+from ding.envs.checks.env_checker import check_ding_env
+from ding.envs.env_manager import SyncSubprocessEnvManager
 from ding.errors import ConfigError
 
 Policy = Callable[[np.ndarray, int], Any]

@@ -7,7 +7,7 @@ import pathlib
 import numpy as np
 import pytest
 
-from ding.envs.replay import EpisodeVideoRecorder, move_unclobbered
+from ding.utils.video_files import EpisodeVideoRecorder, move_unclobbered
 from dizoo.classic_control.cartpole.envs import CartPoleEnv
 
 cv2 = pytest.importorskip("cv2")

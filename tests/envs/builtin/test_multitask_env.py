@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from ding.envs import ENV_REGISTRY, env_class
-from ding.envs.env_checker import check_ding_env
+from ding.envs.builtin.multitask_env import MultitaskDingEnv, task_names
+from ding.envs.checks.env_checker import check_ding_env
 from ding.envs.env_manager import BaseEnvManager, SyncSubprocessEnvManager
-from ding.envs.multitask_env import MultitaskDingEnv, task_names
 from ding.errors import ConfigError, EnvSpecError, ShapeRuleError
 from tests.envs.env_manager.di_engine_envs import PropertySpacesEnv
 from tests.envs.env_wrappers.checks import assert_matches_space, assert_reward_matches, assert_same_space

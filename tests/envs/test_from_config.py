@@ -13,8 +13,8 @@ from gymnasium import spaces
 from ding.config import compile_config
 from ding.envs import ChainedEnv, DingEnvWrapper, ParallelEnvWrapper
 from ding.envs.env_manager.env_fn import declared_spaces
+from ding.envs.from_config import env_class
 from ding.envs.probe import PROBED_LABEL, spec_trace_of
-from ding.envs.registry import env_class
 from ding.errors import ConfigError, UnknownNameError
 from dizoo.classic_control.cartpole.envs import CartPoleEnv
 from tests.envs import chain_envs

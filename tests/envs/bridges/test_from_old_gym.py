@@ -12,7 +12,7 @@ from gymnasium.envs.registration import load_env_creator
 from gymnasium.wrappers import TimeLimit
 
 from ding.envs import DingEnvWrapper
-from ding.envs.gym_compat import OldGymAPIAdapter, as_gymnasium, is_old_api_class, make_env, registered_spec
+from ding.envs.bridges.from_old_gym import OldGymAPIAdapter, as_gymnasium, is_old_api_class, make_env, registered_spec
 from ding.errors import ConfigError, EnvSpecError
 
 

@@ -30,7 +30,7 @@ import numpy as np
 from gymnasium import spaces
 
 from ding.envs.base_env import BaseEnv
-from ding.envs.registry import ENV_REGISTRY
+from ding.envs.env_registry import ENV_REGISTRY
 from ding.envs.spaces import EnvSpaces
 from ding.envs.timestep import BaseEnvTimestep
 from ding.errors import ConfigError

@@ -7,15 +7,15 @@ import sys
 
 import pytest
 
+from ding.config.builtin_policies import BUILTIN_POLICY_MODULES
+from ding.config.policy_registry import POLICY_REGISTRY, learns_on_policy
 from ding.errors import UnknownNameError
-from ding.policy.builtin import BUILTIN_POLICY_MODULES
-from ding.policy.registry import POLICY_REGISTRY, learns_on_policy
 
 
 def test_a_fresh_process_lists_the_built_in_policies_and_imports_one_on_first_use() -> None:
     code = (
         "import sys\n"
-        "from ding.policy.registry import POLICY_REGISTRY\n"
+        "from ding.config.policy_registry import POLICY_REGISTRY\n"
         "try:\n"
         "    POLICY_REGISTRY.get('dqnn')\n"
         "except Exception as err:\n"

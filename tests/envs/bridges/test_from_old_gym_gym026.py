@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from ding.envs import DingEnvWrapper
+from ding.envs.bridges.from_old_gym import OldGymAPIAdapter
 from ding.envs.env_manager import BaseEnvManager
-from ding.envs.gym_compat import OldGymAPIAdapter
 
 with contextlib.redirect_stderr(io.StringIO()):  # gym prints a notice about its maintenance on import
     gym = pytest.importorskip("gym", minversion="0.26")

@@ -11,8 +11,10 @@ import pytest
 from gymnasium import spaces
 
 from ding.envs import DingEnvWrapper, EnvSpaces
-from ding.envs.env_checker import EnvConformanceError, check_ding_env, check_value_in_space
+from ding.envs.checks.env_checker import check_ding_env
+from ding.envs.conformance import check_value_in_space
 from ding.envs.timestep import BaseEnvTimestep
+from ding.errors import EnvConformanceError
 from dizoo.classic_control.cartpole.envs import CartPoleEnv
 
 

@@ -8,7 +8,7 @@ the env returns (after its conversions) are checked against the last step. Each 
 :class:`Finding`, counted, with the env step it first happened at; :meth:`SpaceCheckedEnv.space_findings` returns
 them, wherever the env runs (``manager.call_envs('space_findings')``).
 
-Observations must have the space's exact shape, dtype and bounds (:func:`~ding.envs.env_checker.check_value_in_space`).
+Observations must have the space's exact shape, dtype and bounds (:func:`~ding.envs.conformance.check_value_in_space`).
 An action passed between layers may have another dtype of the same kind (float64 for float32), and a reward between
 layers is a number: they are checked for shape and bounds.
 
@@ -39,7 +39,8 @@ import numpy as np
 from gymnasium import spaces
 
 from ding.envs.base_env import BaseEnv
-from ding.envs.env_checker import check_value_in_space
+from ding.envs.conformance import check_value_in_space
+from ding.envs.env_manager.env_fn import declared_spaces
 from ding.envs.env_wrappers import resolve_wrappers
 from ding.envs.probe import SpecTrace, spec_trace_of
 from ding.envs.spaces import EnvSpaces
@@ -235,8 +236,6 @@ class CheckedEnvFn:
     @classmethod
     def of(cls, env_cls: type[BaseEnv], cfg: Mapping[str, Any]) -> CheckedEnvFn:
         """The checked constructor of ``env_cls(cfg=cfg)``, with the trace and chain that class and config predict."""
-        from ding.envs.env_manager.env_fn import declared_spaces  # the managers import this package's env modules
-
         env_fn = functools.partial(env_cls, cfg=cfg)
         trace = spec_trace_of(env_cls, cfg)
         full = env_cls.merge_config(cfg)

@@ -1,12 +1,17 @@
-"""``POLICY_REGISTRY``: how configs name policy classes (``create_config.policy.type``), built-in ones included."""
+"""``POLICY_REGISTRY``: how configs name policy classes (``create_config.policy.type``), built-in ones included.
+
+It lives with the configs, below the policies: a policy module registers itself here, and the compiler finds a
+built-in policy by importing its module by name (:data:`~ding.config.builtin_policies.BUILTIN_POLICY_MODULES`), so
+the config layer never imports ``ding.policy``.
+"""
 
 from __future__ import annotations
 
 import importlib
 from typing import Any
 
+from ding.config.builtin_policies import BUILTIN_POLICY_MODULES
 from ding.errors import UnknownNameError, unknown_name_message
-from ding.policy.builtin import BUILTIN_POLICY_MODULES
 from ding.utils.registry import Registry
 
 TYPE_HINT = (
