@@ -45,14 +45,16 @@ hopper_ppo_config = dict(
         eval=dict(evaluator=dict(eval_freq=5000)),
     ),
 )
-main_config = EasyDict(hopper_ppo_config)
+hopper_ppo_config = EasyDict(hopper_ppo_config)
+main_config = hopper_ppo_config
 
 hopper_ppo_create_config = dict(
     env=dict(type="mujoco", import_names=["dizoo.mujoco.envs.mujoco_env"]),
     env_manager=dict(type="base"),
     policy=dict(type="ppo"),
 )
-create_config = EasyDict(hopper_ppo_create_config)
+hopper_ppo_create_config = EasyDict(hopper_ppo_create_config)
+create_config = hopper_ppo_create_config
 
 if __name__ == "__main__":
     # or: ding -m serial_onpolicy -c hopper_ppo_config.py -s 0
