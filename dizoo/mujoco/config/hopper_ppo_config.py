@@ -11,7 +11,6 @@ hopper_ppo_config = dict(
     exp_name="hopper_ppo_seed0",
     env=dict(
         env_id="Hopper-v5",
-        action_clip=True,  # PPO's Gaussian actions are unbounded: clip them into the bounds (else refused)
         collector_env_num=8,
         evaluator_env_num=8,
         n_evaluator_episode=8,

@@ -15,8 +15,6 @@ pendulum_ppo_config = dict(
         n_evaluator_episode=5,
         stop_value=-250,
         act_scale=True,
-        # PPO's Gaussian actions are unbounded: clip them into [-1, 1] (without this they are refused)
-        env_wrapper=["continuous_action_clip"],
     ),
     policy=dict(
         cuda=False,
