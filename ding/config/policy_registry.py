@@ -8,9 +8,10 @@ the config layer never imports ``ding.policy``.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from typing import Any
 
-from ding.config.builtin_policies import BUILTIN_POLICY_MODULES
+from ding.config.builtin_policies import BUILTIN_POLICY_ALIASES, BUILTIN_POLICY_MODULES, builtin_policy_name
 from ding.errors import UnknownNameError, unknown_name_message
 from ding.utils.registry import Registry
 
@@ -44,11 +45,26 @@ create_config.policy.import_names.
     """
 
     def canonical(self, name: str) -> str:
-        if isinstance(name, str) and name not in self and name in BUILTIN_POLICY_MODULES:
-            importlib.import_module(BUILTIN_POLICY_MODULES[name])
+        builtin = builtin_policy_name(name)
+        if builtin is not None and name not in self:
+            importlib.import_module(BUILTIN_POLICY_MODULES[builtin])
         if name not in self:
             raise UnknownNameError(f"{unknown_name_message(self.kind, name, self.names())} {TYPE_HINT}")
         return super().canonical(name)
+
+    def register(self, name: str, *, force: bool = False) -> Callable[[type], type]:
+        """:meth:`Registry.register`; a built-in policy also gets DI-engine's aliases of it
+        (:data:`~ding.config.builtin_policies.BUILTIN_POLICY_ALIASES`: ``sac_discrete``, ``dqn_command``, ...)."""
+        decorate = super().register(name, force=force)
+
+        def register_with_aliases(cls: type) -> type:
+            decorate(cls)
+            if name in BUILTIN_POLICY_MODULES:
+                for alias in [alias for alias, target in BUILTIN_POLICY_ALIASES.items() if target == name]:
+                    self.add_alias(alias, name)
+            return cls
+
+        return register_with_aliases
 
     def names(self) -> list[str]:
         """Every registered name and every built-in policy's, imported or not."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ding.utils.accepts import count, optional, plain_defaults, positive, redeclare
+from ding.utils.accepts import count, optional, plain_defaults, positive, redeclare, unit
 
 COMMON_CONFIG: dict[str, Any] = {"load_path": optional(str, note="a checkpoint file")}
 """Keys every compiled policy section has, with their defaults and what they accept: ``load_path``, a checkpoint
@@ -45,6 +45,18 @@ REPLAY_BUFFER: dict[str, Any] = {
     "save_in_checkpoint": False,  # ckpt/iteration_<N> holds the buffer, and resuming from it restores the buffer
 }
 """``policy.other.replay_buffer`` of the off-policy policies."""
+
+
+PRIORITY_KEYS: dict[str, Any] = {
+    "alpha": unit(0.6, note="how much priorities count: 0 samples uniformly, 1 in proportion to them"),
+    "beta": unit(0.4, note="how much importance-sampling weights correct: 0 not at all, 1 fully"),
+    "anneal_step": count(100000, low=0, note="batches over which beta rises to 1; 0: beta stays"),
+}
+"""``policy.other.replay_buffer`` keys of prioritized replay (``policy.priority``), with DI-engine's defaults; the
+policies that have prioritized replay (DQN, C51, QR-DQN) add them to their replay buffer section."""
+
+NO_PRIORITY = "prioritized replay is for the DQN family: dqn, c51, qrdqn"
+"""Why the other policies take ``priority`` and ``priority_IS_weight`` False only."""
 
 
 def learner_section(log_show_after_iter: int = 100) -> dict[str, Any]:

@@ -89,6 +89,7 @@ from ding.worker.evaluator import configured_episode_bound
 from ding.worker.interrupt import exit_status, signal_of
 from ding.worker.learner import REPLAY_BUFFER_KEY, load_policy_state, load_replay_buffer, stored_best_return
 from ding.worker.logger import ProgressLine
+from ding.worker.prioritized_buffer import prioritized_learn_mode
 from ding.worker.replay_buffer import ReplayBuffer, save_in_checkpoint
 from ding.worker.transitions import transition_collect_mode
 
@@ -237,7 +238,10 @@ class SerialPipeline:
                 assert collector_env is not None and evaluator_env is not None
                 seed_env_managers(seed, cfg, collector_env, evaluator_env)
                 record_collector(collector_env, videos)
-                learner = BaseLearner(policy.learn_mode, exp_dir / "ckpt", logger, settings["hook"])
+                learn_mode = prioritized_learn_mode(
+                    policy.learn_mode, buffer
+                )  # a prioritized buffer gets new priorities
+                learner = BaseLearner(learn_mode, exp_dir / "ckpt", logger, settings["hook"])
                 if settings["save_replay_buffer"]:
                     learner.add_resume_state(REPLAY_BUFFER_KEY, buffer.state_dict)
                 collect_mode = policy.collect_mode

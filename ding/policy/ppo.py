@@ -12,7 +12,7 @@ from easydict import EasyDict
 from torch import nn
 
 from ding.config.policy_registry import POLICY_REGISTRY
-from ding.config.policy_sections import evaluator_section, learner_section
+from ding.config.policy_sections import NO_PRIORITY, evaluator_section, learner_section
 from ding.config.shapes import MODEL_SPEC_KEYS
 from ding.errors import ConfigError
 from ding.model.mavac import MULTI_AGENT_SHAPE_KEYS, mavac_from_config
@@ -85,8 +85,8 @@ class PPOPolicy(Policy):
     config: ClassVar[dict[str, Any]] = {
         "cuda": False,
         "on_policy": fixed(True, note="PPO learns on-policy"),
-        "priority": fixed(False, note="prioritized replay is not supported"),
-        "priority_IS_weight": fixed(False, note="prioritized replay is not supported"),
+        "priority": fixed(False, note=NO_PRIORITY),
+        "priority_IS_weight": fixed(False, note=NO_PRIORITY),
         "recompute_adv": True,
         "action_space": one_of(*ACTION_SPACES, default="discrete"),
         "nstep_return": fixed(False, note="advantages are GAE"),

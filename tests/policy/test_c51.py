@@ -172,7 +172,7 @@ def test_the_cartpole_config_compiles_strictly() -> None:
 @pytest.mark.parametrize(
     ("cfg", "error", "match"),
     [
-        ({"priority": True}, ConfigError, r"prioritized replay is not supported"),
+        ({"priority_IS_weight": True}, ConfigError, r"priority_IS_weight is True but policy\.priority is False"),
         ({"nstep": 0}, ConfigError, r"policy\.nstep must be a positive int, got 0"),
         ({"model": {"v_min": 5, "v_max": 5}}, ConfigError, r"v_min must be less than v_max"),
         ({"model": {"n_atom": 1}}, ConfigError, r"policy\.model\.n_atom must be an int >= 2, got 1"),

@@ -93,7 +93,9 @@ def test_cartpole_config_compiles_strictly_into_dqn_defaults() -> None:
 @pytest.mark.parametrize(
     ("cfg", "match"),
     [
-        ({"priority": True}, r"prioritized replay is not supported"),
+        ({"priority_IS_weight": True}, r"priority_IS_weight is True but policy\.priority is False"),
+        ({"other": {"replay_buffer": {"alpha": 0.7}}}, r"replay_buffer\.alpha is 0\.7 but policy\.priority is False"),
+        ({"priority": True, "other": {"replay_buffer": {"beta": 1.5}}}, r"replay_buffer\.beta must be a number in"),
         ({"on_policy": True}, r"policy\.on_policy must be False \(DQN and its variants learn off-policy\)"),
         ({"nstep": 0}, r"policy\.nstep must be a positive int, got 0"),
         ({"discount_factor": 0.0}, r"policy\.discount_factor must be a number in \(0, 1\], got 0\.0"),

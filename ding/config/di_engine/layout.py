@@ -15,11 +15,12 @@ from typing import Any
 
 from ding.config.builtin_policies import with_builtin_import
 from ding.config.compiler import NAME_KEYS, policy_defaults
-from ding.config.di_engine.policy_keys import without_inert_keys
+from ding.config.di_engine.policy_keys import IGNORED_ENV_KEYS, without_ignored_env_keys, without_inert_keys
 from ding.config.di_engine.workers import without_worker_sections
 from ding.config.policy_registry import POLICY_REGISTRY
 from ding.config.sections import resolve_components
-from ding.errors import ConfigError
+from ding.envs.from_config import env_class
+from ding.errors import ConfigError, UnknownNameError
 
 
 def in_ding_terms(main_config: Any, create_config: Any, require_policy: bool = True) -> tuple[Any, Any]:
@@ -38,6 +39,7 @@ def in_ding_terms(main_config: Any, create_config: Any, require_policy: bool = T
         ({'policy': {'collect': {'n_sample': 8}}}, {'policy': {'type': 'dqn'}})
     """
     create = without_worker_sections(create_config)
+    main_config = _without_ignored_env_keys(main_config, create)
     section = main_config.get("policy") if isinstance(main_config, Mapping) else None
     if not isinstance(section, Mapping):
         return main_config, create
@@ -45,6 +47,22 @@ def in_ding_terms(main_config: Any, create_config: Any, require_policy: bool = T
     if defaults is None:
         return main_config, create
     return {**main_config, "policy": without_inert_keys(section, defaults)}, create
+
+
+def _without_ignored_env_keys(main_config: Any, create: Any) -> Any:
+    """``main_config`` without the env keys of DI-engine's configs that the env does not declare (``exp_name``);
+    unchanged when there are none or the env cannot be found (the compiler says why)."""
+    env_section = main_config.get("env") if isinstance(main_config, Mapping) else None
+    if not isinstance(env_section, Mapping) or not any(key in env_section for key in IGNORED_ENV_KEYS):
+        return main_config
+    try:
+        env = resolve_components(main_config, create)["env"]
+        env_cls = env_class({"type": env.type, "import_names": list(env.import_names)})
+    except (ConfigError, ImportError, UnknownNameError):
+        return main_config
+    if not env_cls.declares_config():
+        return main_config  # such an env takes any key, and may read this one
+    return {**main_config, "env": without_ignored_env_keys(env_section, env_cls.default_config())}
 
 
 def _registered_defaults(
