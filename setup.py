@@ -18,7 +18,7 @@ EXTRAS = {
     "pettingzoo": ["pettingzoo>=1.24", "mpe2>=1.0"],
     "torch": ["torch>=2.1", "tensorboard>=2.14"],
     # gym 0.26.2 (unmaintained, fine with numpy 2 when its env checker is off) for the old-gym-API tests
-    "test": ["pytest>=8", "ruff>=0.6", "mypy>=1.10", "hypothesis>=6.100", "gym==0.26.2"],
+    "test": ["pytest>=8", "pytest-timeout>=2.3", "ruff>=0.6", "mypy>=1.10", "hypothesis>=6.100", "gym==0.26.2"],
 }
 EXTRAS["dmc"] = EXTRAS["mujoco"]
 EXTRAS["all"] = sorted(

@@ -16,14 +16,25 @@ Other simulators (Box2D, for one) are refused with :class:`StateNotSupportedErro
 crosses processes (subprocess managers pickle it), it never changes once taken, and one token may be restored
 any number of times. A state restored and then stepped with the same actions gives the same observations and
 rewards as the original.
+
+A token holds pickled env attributes, so restoring one runs whatever its maker put in it. It is therefore sealed
+(HMAC-SHA256) with the key of the process that took it (:func:`state_key`), and restored only where that key is
+known: the trainer and the worker processes it starts (they inherit the key through ``DING_ENV_STATE_KEY``, or are
+given it with their env constructors), never a zmq worker started elsewhere, which has a key of its own. A token
+taken by one such worker goes back only to that worker; one from another process, or altered, is refused before
+anything in it is unpickled.
 """
 
 from __future__ import annotations
 
 import copy
 import dataclasses
+import hashlib
+import hmac
 import io
+import os
 import pickle
+import secrets
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -32,15 +43,57 @@ import gymnasium as gym
 
 from ding.errors import EnvStateError, StateNotSupportedError
 
+STATE_KEY_VARIABLE = "DING_ENV_STATE_KEY"
+"""The environment variable through which a process's state key reaches the processes it starts (hex)."""
+_state_key: bytes | None = None
+
+
+def state_key() -> bytes:
+    """This process's key for sealing env state tokens: inherited (``DING_ENV_STATE_KEY``) or made here and set in
+    the environment, so worker processes started from now on share it.
+
+    >>> state_key() == state_key() and len(state_key()) == 32
+    True
+    """
+    global _state_key
+    if _state_key is None:
+        inherited = os.environ.get(STATE_KEY_VARIABLE, "")
+        try:
+            key = bytes.fromhex(inherited)
+        except ValueError:
+            key = b""
+        _state_key = key if len(key) == 32 else secrets.token_bytes(32)
+        os.environ[STATE_KEY_VARIABLE] = _state_key.hex()
+    return _state_key
+
+
+def use_state_key(key: bytes) -> None:
+    """Seal and open tokens with ``key`` (a worker given its trainer's key with its env constructors)."""
+    global _state_key
+    if len(key) != 32:
+        raise ValueError(f"a state key is 32 bytes, got {len(key)}")
+    _state_key = bytes(key)
+    os.environ[STATE_KEY_VARIABLE] = _state_key.hex()
+
+
+def _seal(env: str, layers: tuple[str, ...], simulator: bytes, data: bytes) -> bytes:
+    mac = hmac.new(state_key(), digestmod=hashlib.sha256)
+    for part in (env.encode(), *(name.encode() for name in layers), simulator, data):
+        mac.update(len(part).to_bytes(8, "big"))
+        mac.update(part)
+    return mac.digest()
+
 
 @dataclasses.dataclass(frozen=True)
 class EnvStateToken:
-    """An env's state: ``env`` and ``layers`` name what it was taken from, ``data`` holds it (opaque)."""
+    """An env's state: ``env`` and ``layers`` name what it was taken from, ``data`` holds it (opaque), ``seal``
+    proves which process's key took it."""
 
     env: str
     layers: tuple[str, ...]
     simulator: bytes
     data: bytes
+    seal: bytes = b""
 
     def __repr__(self) -> str:
         size = len(self.simulator) + len(self.data)
@@ -200,7 +253,8 @@ def capture_env_state(env: gym.Env[Any, Any], owner: str, extra: Mapping[str, An
     _PinningPickler(out, _pins(layers)).dump(([vars(layer) for layer in layers[:-1]], dict(extra)))
     simulator = pickle.dumps((kind, _capture_simulator(kind, sim)), protocol=pickle.HIGHEST_PROTOCOL)
     names = tuple(type(layer).__qualname__ for layer in layers)
-    return EnvStateToken(owner, names, simulator, out.getvalue())
+    data = out.getvalue()
+    return EnvStateToken(owner, names, simulator, data, _seal(owner, names, simulator, data))
 
 
 def restore_env_state(env: gym.Env[Any, Any], owner: str, token: Any) -> dict[str, Any]:
@@ -213,6 +267,12 @@ def restore_env_state(env: gym.Env[Any, Any], owner: str, token: Any) -> dict[st
         raise EnvStateError(
             f"{owner}.set_state: the state was taken from {token.env} ({' > '.join(token.layers)}); "
             f"this env is {owner} ({' > '.join(names)})"
+        )
+    if not hmac.compare_digest(token.seal, _seal(token.env, token.layers, token.simulator, token.data)):
+        raise EnvStateError(
+            f"{owner}.set_state: the state was not taken by a process this one trusts (a worker started elsewhere, "
+            "or the token was altered); a state token holds pickled env attributes, so it is restored only by the "
+            "trainer and the workers it started, or by the worker that took it"
         )
     saved, extra = _PinningUnpickler(token.data, _pins(layers)).load()
     kind, simulator = pickle.loads(token.simulator)

@@ -75,7 +75,7 @@ VALUES: list[Any] = [
     Failure.died("gone"),
     StepReply(infos={0: {"eval_episode_return": np.ones(1, np.float32)}}, failures={1: Failure.timeout("slow")}),
     StepReply(steps={0: (np.zeros(2), 1.0)}, ready={1: {"obs": np.ones(2)}}, seq=2**40),
-    EnvStateToken("CartPoleEnv", ("TimeLimit", "CartPoleEnv"), b"\x80opaque", b"bytes"),
+    EnvStateToken("CartPoleEnv", ("TimeLimit", "CartPoleEnv"), b"\x80opaque", b"bytes", b"seal"),
     BaseEnvTimestep(np.zeros(3, np.float32), np.ones(1, np.float32), True, {"x": 1}, truncated=True),
 ]
 
@@ -214,7 +214,7 @@ def own_call(name: str, *args: Any) -> bytes:
         ("_step_reply", ({}, {0: "failure"}, None, None, None), "step reply failures"),
         ("_step_reply", ({}, {}, None, None, "7"), "a step reply whose step number is a str"),
         ("_env_spaces", (1, 2, 3), "env spaces that are not spaces"),
-        ("_env_state", ("env", ["layer"], b"", b""), "an env state token whose fields are not names and bytes"),
+        ("_env_state", ("env", ["layer"], b"", b"", b""), "an env state token whose fields are not names and bytes"),
         ("_timestep", (0, 0, True, {}, False, False), "an inconsistent timestep"),
         ("_timestep", (0, 0, 1, {}, False, False), "flags are not bools"),
     ],

@@ -36,6 +36,7 @@ from ding.envs.env_manager.core.shm import BufferLayout, SharedBuffers
 from ding.envs.env_manager.core.spin import SPIN_LIMIT, SpinBudget
 from ding.envs.env_manager.settings import reset_wait
 from ding.envs.env_manager.state import EnvState
+from ding.envs.env_state import state_key
 from ding.envs.probe import probe_spaces
 from ding.envs.spaces import EnvSpaces
 from ding.errors import EnvSpecError
@@ -123,7 +124,7 @@ class BatchCore(InFlight):
         return self._connect_timeout if self._connect_timeout is not None else self._reset_timeout
 
     def _setup(self, w: int) -> WorkerSetup:
-        return WorkerSetup(w, self._groups[w], self._blobs[w], self._layout, self._spin.limit)
+        return WorkerSetup(w, self._groups[w], self._blobs[w], self._layout, self._spin.limit, state_key())
 
     # ----- worker lifecycle ----------------------------------------------------------------------
     def _create_envs(self) -> None:

@@ -50,6 +50,7 @@ class WorkerSetup:
     env_fns_blob: bytes  # cloudpickle of the group's constructors
     layout: BufferLayout | None  # None until the spaces are known (probing); sent later with ATTACH
     spin_limit: float  # seconds a worker may poll for its next message before it blocks
+    state_key: bytes = b""  # the trainer's env state key (ding.envs.env_state), for workers that cannot inherit it
 
 
 class Channel(Protocol):

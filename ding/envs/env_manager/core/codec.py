@@ -181,7 +181,7 @@ _ENCODERS: dict[type, Callable[[Any], tuple[Any, ...]]] = {
     StepReply: lambda reply: (_step_reply, (reply.infos, reply.failures, reply.steps, reply.ready, reply.seq)),
     Failure: _encode_failure,
     EnvSpaces: lambda env_spaces: (_env_spaces, (env_spaces.observation, env_spaces.action, env_spaces.reward)),
-    EnvStateToken: lambda token: (_env_state, (token.env, token.layers, token.simulator, token.data)),
+    EnvStateToken: lambda token: (_env_state, (token.env, token.layers, token.simulator, token.data, token.seal)),
     BaseEnvTimestep: lambda t: (_timestep, (t.obs, t.reward, t.done, t.info, t.terminated, t.truncated)),
 }
 
@@ -352,11 +352,11 @@ def _env_spaces(observation: Any, action: Any, reward: Any) -> EnvSpaces:
     return EnvSpaces(observation, action, reward)
 
 
-def _env_state(env: Any, layers: Any, simulator: Any, data: Any) -> EnvStateToken:
+def _env_state(env: Any, layers: Any, simulator: Any, data: Any, seal: Any) -> EnvStateToken:
     names_ok = isinstance(env, str) and isinstance(layers, tuple) and all(isinstance(n, str) for n in layers)
-    if not names_ok or not isinstance(simulator, bytes) or not isinstance(data, bytes):
+    if not names_ok or not all(isinstance(field, bytes) for field in (simulator, data, seal)):
         raise _refuse("an env state token whose fields are not names and bytes")
-    return EnvStateToken(env, layers, simulator, data)
+    return EnvStateToken(env, layers, simulator, data, seal)
 
 
 def _timestep(obs: Any, reward: Any, done: Any, info: Any, terminated: Any, truncated: Any) -> BaseEnvTimestep:

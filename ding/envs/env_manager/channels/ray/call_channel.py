@@ -97,7 +97,7 @@ class RayCallChannel:
         """Create the group's actor; after :meth:`stop`, set up the actor Ray restarts instead."""
         handle = self.actors[setup.index]
         if handle is None:
-            actor = self._actor_class.options(**self.options).remote(setup.env_ids, setup.env_fns_blob)
+            actor = self._actor_class.options(**self.options).remote(setup.env_ids, setup.env_fns_blob, setup.state_key)
             handle = RayActor(setup.index, setup.env_ids, actor)
             self.actors[setup.index] = handle
         handle.layout = setup.layout
