@@ -43,7 +43,7 @@ class SoakEnv(BaseEnv):
     """Episodes of ``episode_len`` steps observed as ``[env_index, episode id, step]`` (float64, exact).
 
     Faults fire at instance steps ``offset + k * period`` (k = 0, 1, ...), of kind ``FAULTS[(first + k) % 3]``;
-    ``period`` None: none.
+    ``period`` None: none. An instance rebuilt after a fault starts counting again.
     """
 
     config: ClassVar[dict[str, Any]] = {
@@ -277,7 +277,9 @@ def env_fns(kind: SoakKind, period: int | None, step_timeout: float) -> list[Any
         cfg = {
             "env_index": i,
             "period": period,
-            "offset": 7 + 5 * i,
+            # a rebuilt env (a restarted worker, a renewed env) counts its steps from 0 again, so the first fault
+            # comes about ``period`` steps into each life: the faults stay about ``period`` steps apart
+            "offset": 7 + 5 * i if period is None else max(7, period // 2) + 5 * i,
             "first": i,
             "hang_seconds": 2 * step_timeout,
             "trainer_pid": os.getpid(),
