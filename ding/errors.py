@@ -76,7 +76,7 @@ class SpacesNotKnownError(SpacesNotDeclaredError, AttributeError):
 
 
 class EnvConformanceError(DingError, AssertionError):
-    """An env breaks a rule of ding's env interface (:mod:`ding.envs.conformance`).
+    """An env breaks a rule of ding's env interface (:mod:`ding.envs.checks.conformance`).
 
     It is also an ``AssertionError``, as DI-engine's env implementation checks raise.
     """

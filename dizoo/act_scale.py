@@ -4,7 +4,7 @@ onto the action bounds.
 DI-engine's envs apply ``affine_transform(action, min_val=low, max_val=high)``, which clips the action into [-1, 1]
 before scaling it, so an unbounded policy (PPO's and A2C's Gaussian samples) acts on them unchanged. ding states the
 same in the env's chain: ``continuous_action_clip`` declares a clipping action space (a
-:class:`~ding.envs.conversion.ClippedBox`) and ``normalized_action`` keeps it, so envs and managers clip a finite
+:class:`~ding.envs.values.conversion.ClippedBox`) and ``normalized_action`` keeps it, so envs and managers clip a finite
 action outside [-1, 1] where they would otherwise refuse it (NaN and infinities are still refused).
 
 Example:

@@ -15,7 +15,7 @@ from typing import Any
 from gymnasium import spaces
 
 from ding.config.shapes import fill_or_check, same_shape
-from ding.envs.spaces import EnvSpaces
+from ding.envs.values.spaces import EnvSpaces
 from ding.errors import ConfigError
 
 AGENT_SHAPE_KEYS = ("agent_num", "agent_obs_shape", "global_obs_shape", "action_shape")

@@ -24,7 +24,7 @@ from ding.envs.env_registry import ENV_REGISTRY
 from ding.envs.env_wrappers import resolve_wrappers
 from ding.envs.from_config import ChainedEnv, env_class, with_config_chain
 from ding.envs.probe import spec_trace_of
-from ding.envs.spaces import EnvSpaces
+from ding.envs.values.spaces import EnvSpaces
 from ding.errors import ConfigError, DingError, EnvSpecError, UnknownNameError, unknown_name_message
 from ding.utils.merge import deep_merge_dicts
 

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from ding.envs.spaces import EnvSpaces, Shape, is_flat_shape, space_to_shape
+from ding.envs.values.spaces import EnvSpaces, Shape, is_flat_shape, space_to_shape
 from ding.errors import ConfigError
 
 SHAPE_KEYS = ("obs_shape", "action_shape")

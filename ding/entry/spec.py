@@ -28,7 +28,7 @@ from ding.config.sections import resolve_components
 from ding.envs.env_manager.core.shm import BufferLayout
 from ding.envs.from_config import env_class
 from ding.envs.probe import SpecTrace, spec_trace_of
-from ding.envs.spaces import EnvSpaces, space_nbytes, space_to_shape
+from ding.envs.values.spaces import EnvSpaces, space_nbytes, space_to_shape
 from ding.policy.base import Policy
 from ding.worker.buffer_plan import human_bytes, plan_replay_buffer
 

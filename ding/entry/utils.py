@@ -20,7 +20,7 @@ from ding.config.policy_registry import POLICY_REGISTRY, learns_on_policy
 from ding.config.sections import component_names, resolve_components
 from ding.envs.env_manager import BaseEnvManager, create_env_manager
 from ding.envs.from_config import env_class
-from ding.envs.seeding import role_seeds
+from ding.envs.values.seeding import role_seeds
 from ding.errors import ConfigError, UnknownNameError
 from ding.utils import set_pkg_seed as set_pkg_seed
 
@@ -157,7 +157,7 @@ def create_env_managers(
 def seed_env_managers(
     seed: int, cfg: EasyDict, collector: BaseEnvManager | None, evaluator: BaseEnvManager | None
 ) -> None:
-    """Seed a run's managers from its ``seed``: :func:`~ding.envs.seeding.role_seeds` per role and env.
+    """Seed a run's managers from its ``seed``: :func:`~ding.envs.values.seeding.role_seeds` per role and env.
 
     Collector envs draw a new episode seed at each reset; evaluator envs replay theirs (``dynamic_seed=False``),
     so every evaluation of a run, and ``eval_checkpoint`` with the run's seed, plays the same starts.

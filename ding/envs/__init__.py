@@ -6,7 +6,7 @@ The package by role, each group importing only the groups listed after it:
   name of :mod:`ding.envs.env_wrappers` and of :mod:`ding.envs.env_manager`) and ding's own additions;
 - :mod:`ding.envs.checks`: conformance checks of env classes (``check_ding_env``, ``ding -m spec --check``);
 - :mod:`ding.envs.builtin`: env types ding registers itself (``multitask``, ``spare_envs``, the unittest envs);
-- :mod:`ding.envs.sb3`: stable-baselines3's ``VecEnv`` over any env manager;
+- :mod:`ding.envs.bridges.to_sb3`: stable-baselines3's ``VecEnv`` over any env manager;
 - :mod:`ding.envs.env_manager`: env managers, which run batches of envs;
 - :mod:`ding.envs.from_config`: the env class a config section names, its wrapper chain included (``ChainedEnv``);
 - :mod:`ding.envs.multi_agent`: PettingZoo's parallel envs as ding envs;
@@ -14,10 +14,10 @@ The package by role, each group importing only the groups listed after it:
 - :mod:`ding.envs.bridges`: one env between APIs, a module per direction (``from_gymnasium``: ``DingEnvWrapper``;
   ``to_gymnasium``: ``GymnasiumEnv``; ``from_old_gym``: gym's APIs run through gymnasium's);
 - the env interface: :mod:`~ding.envs.env_registry` (``ENV_REGISTRY``), :mod:`~ding.envs.base_env` (``BaseEnv``),
-  then :mod:`ding.envs.env_wrappers`, then the values an env deals in: :mod:`~ding.envs.spaces`,
-  :mod:`~ding.envs.timestep`, :mod:`~ding.envs.seeding`, :mod:`~ding.envs.env_state`,
-  :mod:`~ding.envs.conversion` (values cast to and checked against their spaces) and
-  :mod:`~ding.envs.conformance` (the rules env values follow).
+  then :mod:`ding.envs.env_wrappers`, then the values an env deals in: :mod:`~ding.envs.values.spaces`,
+  :mod:`~ding.envs.values.timestep`, :mod:`~ding.envs.values.seeding`, :mod:`~ding.envs.env_state`,
+  :mod:`~ding.envs.values.conversion` (values cast to and checked against their spaces) and
+  :mod:`~ding.envs.checks.conformance` (the rules env values follow).
 
 :mod:`ding.envs.env` holds DI-engine's import paths (``ding.envs.env.base_env`` ...): compatibility only, imported
 by no module of ding but this face.
@@ -44,8 +44,8 @@ from ding.envs.env_registry import ENV_REGISTRY
 from ding.envs.env_wrappers import *  # noqa: F403  (DI-engine's ding.envs exports every wrapper name)
 from ding.envs.from_config import ChainedEnv, env_class
 from ding.envs.multi_agent import AgentLayout, ParallelEnvWrapper, ParallelEpisodeStatistics, ParallelGymEnv
-from ding.envs.spaces import EnvSpaces
-from ding.envs.timestep import BaseEnvTimestep
+from ding.envs.values.spaces import EnvSpaces
+from ding.envs.values.timestep import BaseEnvTimestep
 
 __all__ = [
     "ENV_REGISTRY",

@@ -16,9 +16,9 @@ from easydict import EasyDict
 from gymnasium import spaces
 
 from ding.envs.env_wrappers import WrapperChain, trace_spaces
-from ding.envs.seeding import EpisodeSeeds
-from ding.envs.spaces import DEFAULT_REWARD_SPACE, EnvSpaces
-from ding.envs.timestep import BaseEnvTimestep
+from ding.envs.values.seeding import EpisodeSeeds
+from ding.envs.values.spaces import DEFAULT_REWARD_SPACE, EnvSpaces
+from ding.envs.values.timestep import BaseEnvTimestep
 from ding.errors import SpacesNotDeclaredError, SpacesNotKnownError, StateNotSupportedError
 from ding.utils.accepts import (
     Accepts,
@@ -327,7 +327,7 @@ class BaseEnv(ABC):
         """Seed the env.
 
         With ``dynamic_seed`` (collectors) each reset draws a new episode seed from the env's
-        :class:`~ding.envs.seeding.EpisodeSeeds` stream (over ``[0, 2**32)``), so episodes differ but
+        :class:`~ding.envs.values.seeding.EpisodeSeeds` stream (over ``[0, 2**32)``), so episodes differ but
         the sequence is reproducible; without it (evaluators) every reset uses ``seed`` itself, so
         every episode starts the same way.
         """

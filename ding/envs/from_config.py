@@ -65,8 +65,8 @@ from ding.envs.base_env import BaseEnv, as_action_array
 from ding.envs.bridges.from_gymnasium import DingEnvWrapper
 from ding.envs.env_registry import ENV_REGISTRY
 from ding.envs.probe import read_spaces
-from ding.envs.spaces import EnvSpaces, reward_space_of
-from ding.envs.timestep import BaseEnvTimestep
+from ding.envs.values.spaces import EnvSpaces, reward_space_of
+from ding.envs.values.timestep import BaseEnvTimestep
 from ding.errors import ConfigError, EnvSpecError
 
 BUILTIN_ENV_MODULES = (

@@ -29,7 +29,7 @@ from gymnasium import spaces
 
 from ding.envs.base_env import BaseEnv
 from ding.envs.bridges.from_old_gym import convert_space
-from ding.envs.spaces import DEFAULT_REWARD_SPACE, EnvSpaces
+from ding.envs.values.spaces import DEFAULT_REWARD_SPACE, EnvSpaces
 from ding.errors import EnvSpecError
 
 SpecTrace = list[tuple[str, EnvSpaces]]

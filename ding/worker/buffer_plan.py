@@ -20,7 +20,7 @@ from typing import Any
 
 from gymnasium import spaces
 
-from ding.envs.spaces import EnvSpaces
+from ding.envs.values.spaces import EnvSpaces
 from ding.errors import ConfigError
 from ding.policy.nstep import NStepRule
 from ding.worker.frame_buffer import FrameStackReplayBuffer

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from ding.envs.spaces import EnvSpaces
+from ding.envs.values.spaces import EnvSpaces
 from ding.policy.base import LearnMode
 from ding.policy.nstep import NStepRule
 from ding.worker.buffer_state import array_to_tensor

@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ding.envs.spaces import EnvSpaces, space_nbytes
+from ding.envs.values.spaces import EnvSpaces, space_nbytes
 from ding.errors import ConfigError
 from ding.worker.buffer_state import decode_samples, encode_samples
 from ding.worker.interrupt import critical_section

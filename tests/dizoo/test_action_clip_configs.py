@@ -12,7 +12,7 @@ import pytest
 from ding.config import read_config
 from ding.entry import serial_pipeline_onpolicy
 from ding.entry.spec import spec_trace_from_config
-from ding.envs.conversion import ClippedBox
+from ding.envs.values.conversion import ClippedBox
 from ding.errors import ActionError
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]

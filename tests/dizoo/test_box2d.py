@@ -10,7 +10,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from ding.envs.conversion import ClippedBox
+from ding.envs.values.conversion import ClippedBox
 
 pytest.importorskip("Box2D")
 

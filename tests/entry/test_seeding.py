@@ -7,7 +7,7 @@ from typing import Any
 
 from ding.config import read_config
 from ding.entry.utils import compile_for_run, create_env_managers, seed_env_managers
-from ding.envs.seeding import role_seeds
+from ding.envs.values.seeding import role_seeds
 from tests.entry.test_cli import CARTPOLE
 
 

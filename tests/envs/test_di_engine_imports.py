@@ -12,7 +12,7 @@ import ding.envs
 from ding.envs import env_manager, env_wrappers
 from ding.envs.base_env import BaseEnv
 from ding.envs.bridges.from_gymnasium import DingEnvWrapper
-from ding.envs.timestep import BaseEnvTimestep
+from ding.envs.values.timestep import BaseEnvTimestep
 
 # name -> module of DI-engine 0.5.3's ding.envs.env package that defines it
 ENV_PACKAGE = {

@@ -11,7 +11,7 @@ from gymnasium import spaces
 
 from ding.config.shapes import fill_model_shapes, model_input
 from ding.envs.env_wrappers import ScaledFloatFrameWrapper
-from ding.envs.spaces import EnvSpaces
+from ding.envs.values.spaces import EnvSpaces
 from ding.errors import ConfigError
 from ding.model import C51DQN, DQN, c51_from_config, model_from_config
 from ding.model.obs_input import ObsInput

@@ -10,8 +10,8 @@ import torch
 from gymnasium import spaces
 
 from ding.config.shapes import fill_model_shapes
-from ding.envs.spaces import EnvSpaces
-from ding.envs.timestep import BaseEnvTimestep
+from ding.envs.values.spaces import EnvSpaces
+from ding.envs.values.timestep import BaseEnvTimestep
 from ding.policy.a2c import A2CPolicy
 from ding.policy.c51 import C51Policy
 from ding.policy.dqn import DQNPolicy

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 
-from ding.envs.spaces import EnvSpaces
+from ding.envs.values.spaces import EnvSpaces
 from ding.errors import ConfigError
 from ding.policy.nstep import NStepRule, nstep_samples
 from ding.worker.frame_buffer import FrameStackReplayBuffer, unbatch

@@ -14,12 +14,12 @@ from easydict import EasyDict
 
 from ding.envs.base_env import BaseEnv, env_wrapper_key
 from ding.envs.bridges.from_old_gym import as_gymnasium, call_with_env_kwargs, make_env
-from ding.envs.conversion import action_converter, observation_converter, reward_converter
 from ding.envs.env_registry import ENV_REGISTRY
 from ding.envs.env_state import EnvStateToken, capture_env_state, restore_env_state
 from ding.envs.env_wrappers import PRESETS, WrapperChain, apply_wrappers, resolve_wrappers
-from ding.envs.spaces import EnvSpaces, reward_space_of
-from ding.envs.timestep import BaseEnvTimestep
+from ding.envs.values.conversion import action_converter, observation_converter, reward_converter
+from ding.envs.values.spaces import EnvSpaces, reward_space_of
+from ding.envs.values.timestep import BaseEnvTimestep
 from ding.errors import ConfigError, EnvSpecError
 from ding.utils.accepts import optional
 from ding.utils.video_files import EpisodeVideoRecorder

@@ -17,7 +17,7 @@ class GymnasiumEnv(gym.Env[Any, Any]):
     """Run a ding env (any ``BaseEnv``) through the gymnasium API; ``close()`` closes it.
 
     ``reset(seed=s)`` seeds the ding env with ``s`` (``env.seed(s)``: its episode seeds then come from
-    the stream ``s`` starts, see :mod:`ding.envs.seeding`) and resets it; a ``reset()`` without a seed
+    the stream ``s`` starts, see :mod:`ding.envs.values.seeding`) and resets it; a ``reset()`` without a seed
     starts the stream's next episode. ``step`` returns the env's one reward value as a float and its
     ``terminated`` / ``truncated`` flags; observations keep the dtypes of the env's spec.
 

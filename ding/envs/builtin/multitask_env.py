@@ -20,7 +20,7 @@ from ding.envs.env_registry import ENV_REGISTRY
 from ding.envs.env_wrappers import WrapperChain
 from ding.envs.env_wrappers.multitask import MultitaskEnv, merge_task_spaces
 from ding.envs.from_config import env_class
-from ding.envs.spaces import EnvSpaces
+from ding.envs.values.spaces import EnvSpaces
 from ding.errors import ConfigError, EnvSpecError
 from ding.utils.accepts import anything, one_of, optional
 from ding.utils.merge import join_path

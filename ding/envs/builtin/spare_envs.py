@@ -44,8 +44,8 @@ from ding.envs.env_manager.env_fn import EnvFn, declared_spaces
 from ding.envs.env_registry import ENV_REGISTRY
 from ding.envs.env_wrappers.arguments import NonNegativeInt, check_argument
 from ding.envs.from_config import env_class
-from ding.envs.spaces import EnvSpaces
-from ding.envs.timestep import BaseEnvTimestep
+from ding.envs.values.spaces import EnvSpaces
+from ding.envs.values.timestep import BaseEnvTimestep
 from ding.errors import ConfigError, SpacesNotDeclaredError
 from ding.utils.accepts import count
 

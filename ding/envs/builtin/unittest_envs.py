@@ -31,8 +31,8 @@ from gymnasium import spaces
 
 from ding.envs.base_env import BaseEnv
 from ding.envs.env_registry import ENV_REGISTRY
-from ding.envs.spaces import EnvSpaces
-from ding.envs.timestep import BaseEnvTimestep
+from ding.envs.values.spaces import EnvSpaces
+from ding.envs.values.timestep import BaseEnvTimestep
 from ding.errors import ConfigError
 from ding.utils.accepts import count, one_of
 

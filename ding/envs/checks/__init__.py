@@ -4,6 +4,6 @@
 - :mod:`.space_check`: ``SpaceCheckedEnv``, real values against their predicted spaces at every step of a chain
   (``ding -m spec --check``).
 
-The rules themselves are :mod:`ding.envs.conformance`; DI-engine's checks (``check_all`` ...) are
+The rules themselves are :mod:`ding.envs.checks.conformance`; DI-engine's checks (``check_all`` ...) are
 :mod:`ding.envs.env.env_implementation_check`.
 """

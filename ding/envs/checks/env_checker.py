@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ding.envs.base_env import BaseEnv
-from ding.envs.conformance import check_value_in_space, episode_end_problem
+from ding.envs.checks.conformance import check_value_in_space, episode_end_problem
 from ding.errors import EnvConformanceError
 
 

@@ -8,7 +8,8 @@ the env returns (after its conversions) are checked against the last step. Each 
 :class:`Finding`, counted, with the env step it first happened at; :meth:`SpaceCheckedEnv.space_findings` returns
 them, wherever the env runs (``manager.call_envs('space_findings')``).
 
-Observations must have the space's exact shape, dtype and bounds (:func:`~ding.envs.conformance.check_value_in_space`).
+Observations must have the space's exact shape, dtype and bounds
+(:func:`~ding.envs.checks.conformance.check_value_in_space`).
 An action passed between layers may have another dtype of the same kind (float64 for float32), and a reward between
 layers is a number: they are checked for shape and bounds.
 
@@ -39,12 +40,12 @@ import numpy as np
 from gymnasium import spaces
 
 from ding.envs.base_env import BaseEnv
-from ding.envs.conformance import check_value_in_space
+from ding.envs.checks.conformance import check_value_in_space
 from ding.envs.env_manager.env_fn import declared_spaces
 from ding.envs.env_wrappers import resolve_wrappers
 from ding.envs.probe import SpecTrace, spec_trace_of
-from ding.envs.spaces import EnvSpaces
-from ding.envs.timestep import BaseEnvTimestep
+from ding.envs.values.spaces import EnvSpaces
+from ding.envs.values.timestep import BaseEnvTimestep
 
 LAYER, OUTPUT, INPUT = "returned by this step", "returned by the env", "received by this step"
 """Where a value was seen: a layer's output, the env's output after its conversions, an action a layer receives."""

@@ -13,7 +13,7 @@ from easydict import EasyDict
 
 from ding.envs.base_env import BaseEnv
 from ding.envs.from_config import env_class
-from ding.envs.timestep import BaseEnvTimestep
+from ding.envs.values.timestep import BaseEnvTimestep
 
 __all__ = ["BaseEnv", "BaseEnvTimestep", "get_env_cls", "get_vec_env_setting"]
 

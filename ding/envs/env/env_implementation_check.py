@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from ding.envs.conformance import check_value_in_space, episode_end_problem, space_dtype_problem
+from ding.envs.checks.conformance import check_value_in_space, episode_end_problem, space_dtype_problem
 from ding.errors import EnvConformanceError
 
 MAX_STEPS = 100_000

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ding.envs.env_manager.batch import BatchTimestep
-from ding.envs.timestep import BaseEnvTimestep
+from ding.envs.values.timestep import BaseEnvTimestep
 from ding.errors import ConfigError, EnvManagerError, ManagerStateError
 
 if TYPE_CHECKING:

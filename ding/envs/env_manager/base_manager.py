@@ -39,8 +39,8 @@ from ding.envs.env_manager.manager_api import ManagerAPI
 from ding.envs.env_manager.settings import reset_wait, seed_env
 from ding.envs.env_manager.state import EnvState
 from ding.envs.probe import class_declared_spaces
-from ding.envs.spaces import EnvSpaces
-from ding.envs.timestep import BaseEnvTimestep
+from ding.envs.values.spaces import EnvSpaces
+from ding.envs.values.timestep import BaseEnvTimestep
 from ding.errors import EnvManagerError, EnvSpecError, WorkerTimeoutError
 
 __all__ = ["BaseEnvManager", "BatchTimestep", "ObsBatch", "stack_obs"]

@@ -19,7 +19,6 @@ import numpy as np
 from easydict import EasyDict
 from gymnasium import spaces
 
-from ding.envs.conversion import Converter
 from ding.envs.env_manager.async_api import SendRecvState
 from ding.envs.env_manager.batch import ObsBatch, stack_obs
 from ding.envs.env_manager.core.failure import Failure
@@ -29,8 +28,9 @@ from ding.envs.env_manager.inputs import check_action_rows, check_actions, check
 from ding.envs.env_manager.settings import IDENTITY_KEYS, MANAGER_CONFIG, check_identity_keys, check_manager_config
 from ding.envs.env_manager.state import EnvState
 from ding.envs.probe import read_spaces
-from ding.envs.spaces import DEFAULT_REWARD_SPACE, EnvSpaces
-from ding.envs.timestep import BaseEnvTimestep
+from ding.envs.values.conversion import Converter
+from ding.envs.values.spaces import DEFAULT_REWARD_SPACE, EnvSpaces
+from ding.envs.values.timestep import BaseEnvTimestep
 from ding.errors import EnvManagerError, ManagerStateError
 from ding.utils.accepts import check_values, plain_defaults
 from ding.utils.merge import deep_merge_dicts

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ding.envs.base_env import BaseEnv
-from ding.envs.spaces import EnvSpaces
+from ding.envs.values.spaces import EnvSpaces
 from ding.errors import EnvSpecError
 
 EnvFn = Callable[[], Any]

@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from ding.envs.conversion import Converter, within_bounds
 from ding.envs.env_manager.state import EnvState
+from ding.envs.values.conversion import Converter, within_bounds
 
 ResetParam = Mapping[int, Mapping[str, Any] | None] | None
 """Reset kwargs by env id (None: reset every env without kwargs)."""
@@ -87,7 +87,7 @@ def check_action_rows(
     shape, a Box action outside the bounds or not finite) goes through ``check`` action by action, so the errors
     (and the clipping of a ``ClippedBox``) are the per-action ones, naming the env id and value.
 
-    >>> from ding.envs.conversion import action_converter
+    >>> from ding.envs.values.conversion import action_converter
     >>> space = spaces.Discrete(2)
     >>> check = action_converter(space, owner="")
     >>> check_action_rows(np.array([1, 0]), [0, 1], space, {0: 0, 1: 0}, [0, 1], {}, check)
@@ -114,7 +114,7 @@ Box(-2.0, 2.0, (1,), float32) takes finite values in [-2.0, 2.0]
 def _fit_rows(arr: np.ndarray, n: int, space: spaces.Space[Any]) -> np.ndarray | None:
     """``arr`` as ``n`` valid actions of ``space`` (cast to its dtype), or None when any might not be one.
 
-    Valid is :func:`~ding.envs.conversion.within_bounds`, the check with which the converter passes an action
+    Valid is :func:`~ding.envs.values.conversion.within_bounds`, the check with which the converter passes an action
     unchanged; anything else (NaN, a value past a bound, even one it would clip) goes through the converter.
     """
     if isinstance(space, spaces.Discrete):

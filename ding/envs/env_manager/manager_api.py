@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ding.envs.conversion import action_converter
 from ding.envs.env_manager import async_api
 from ding.envs.env_manager.batch import BatchTimestep, stack_obs
 from ding.envs.env_manager.bookkeeping import ManagerBookkeeping
@@ -23,7 +22,8 @@ from ding.envs.env_manager.fanout import fan_out_values
 from ding.envs.env_manager.settings import expand_seeds, replay_dirs
 from ding.envs.env_manager.state import EnvState
 from ding.envs.env_state import restore_envs, snapshot_envs
-from ding.envs.timestep import BaseEnvTimestep
+from ding.envs.values.conversion import action_converter
+from ding.envs.values.timestep import BaseEnvTimestep
 from ding.errors import EnvManagerError, ManagerStateError
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ from ding.envs.env_manager.channels.threads import ThreadChannel
 from ding.envs.env_manager.core.batch_core import BatchCore
 from ding.envs.env_manager.core.channel import Channel
 from ding.envs.probe import read_spaces
-from ding.envs.spaces import EnvSpaces
+from ding.envs.values.spaces import EnvSpaces
 from ding.errors import ConfigError
 from ding.utils.accepts import redeclare
 

@@ -17,7 +17,7 @@ import numpy as np
 from ding.envs.env_manager.base_manager import BaseEnvManager
 from ding.envs.env_manager.batch import empty_stack, stack_obs
 from ding.envs.env_manager.subprocess_manager import SyncSubprocessEnvManager
-from ding.envs.timestep import BaseEnvTimestep
+from ding.envs.values.timestep import BaseEnvTimestep
 
 
 class AttrDict(dict[str, Any]):

@@ -13,11 +13,11 @@ from typing import Annotated, Any
 import numpy as np
 from gymnasium import spaces
 
-from ding.envs.conversion import ClippedBox
 from ding.envs.env_wrappers.arguments import AtLeast, NonNegativeFloat, NonNegativeInt, PositiveFloat
 from ding.envs.env_wrappers.base import DingActionWrapper, DingWrapper, SpaceTriple, episode_began, register_wrapper
 from ding.envs.env_wrappers.rule import SpaceKindError, describe_space
-from ding.envs.spaces import is_placeholder
+from ding.envs.values.conversion import ClippedBox
+from ding.envs.values.spaces import is_placeholder
 from ding.errors import ConfigError, ShapeRuleError
 
 
@@ -78,7 +78,7 @@ def _cast(values: np.ndarray, dtype: np.dtype[Any]) -> np.ndarray:
 class ContinuousActionClipWrapper(DingActionWrapper):
     """Clip Box actions into the action space's bounds before passing them on.
 
-    The action space keeps its bounds and becomes a :class:`~ding.envs.conversion.ClippedBox`, so envs and
+    The action space keeps its bounds and becomes a :class:`~ding.envs.values.conversion.ClippedBox`, so envs and
     env managers take finite actions outside the bounds (clipped) instead of refusing them; NaN is still refused.
 
     Example:

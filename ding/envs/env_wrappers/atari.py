@@ -27,7 +27,7 @@ from ding.envs.env_wrappers.episode import EpisodeReturn
 from ding.envs.env_wrappers.repeat import StepResult, summed_rewards
 from ding.envs.env_wrappers.reward import RewardSum
 from ding.envs.env_wrappers.rule import SpaceKindError, describe_space
-from ding.envs.spaces import is_placeholder
+from ding.envs.values.spaces import is_placeholder
 from ding.errors import ConfigError, ShapeRuleError
 
 _ALE_RAM_SIZE = 128

@@ -25,7 +25,7 @@ import gymnasium as gym
 from gymnasium import spaces
 
 from ding.envs.env_wrappers.arguments import RuleParameter, check_argument, rule_parameters
-from ding.envs.spaces import DEFAULT_REWARD_SPACE, Shape, reward_space_of, shape_to_space, space_to_shape
+from ding.envs.values.spaces import DEFAULT_REWARD_SPACE, Shape, reward_space_of, shape_to_space, space_to_shape
 from ding.errors import ConfigError, did_you_mean
 from ding.utils.registry import Registry
 

@@ -30,7 +30,7 @@ from gymnasium import spaces
 from ding.envs.env_wrappers.arguments import ChannelOrder, check_argument
 from ding.envs.env_wrappers.fields import Fields, get_field, map_fields
 from ding.envs.env_wrappers.rule import SpaceKindError, require_box
-from ding.envs.spaces import is_flat_shape, is_placeholder
+from ding.envs.values.spaces import is_flat_shape, is_placeholder
 from ding.errors import ShapeRuleError
 
 Layout = Literal["hwc", "chw", "hw"]

@@ -24,7 +24,7 @@ from ding.envs.env_wrappers.image import (
     leaf_spaces,
     map_paths,
 )
-from ding.envs.spaces import Shape, is_flat_shape
+from ding.envs.values.spaces import Shape, is_flat_shape
 from ding.errors import ShapeRuleError
 
 # ---------------------------------------------------------------------------------------------

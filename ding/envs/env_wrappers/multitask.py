@@ -26,7 +26,7 @@ from gymnasium import spaces
 from ding.envs.env_wrappers.arguments import PositiveInt
 from ding.envs.env_wrappers.base import DingWrapper, SpaceTriple, episode_began, register_wrapper
 from ding.envs.env_wrappers.rule import describe_space, require_box
-from ding.envs.spaces import EnvSpaces, reward_space_of
+from ding.envs.values.spaces import EnvSpaces, reward_space_of
 from ding.errors import ConfigError, ShapeRuleError
 
 TaskIdEncoding = Literal["one_hot", "index", "dict"]

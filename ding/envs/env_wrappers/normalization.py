@@ -27,7 +27,7 @@ from ding.envs.env_wrappers.base import (
 from ding.envs.env_wrappers.fields import Fields, get_field, map_fields
 from ding.envs.env_wrappers.reward import RewardValue, as_reward, reward_box
 from ding.envs.env_wrappers.rule import SpaceKindError, describe_space
-from ding.envs.spaces import Shape
+from ding.envs.values.spaces import Shape
 from ding.errors import ConfigError, ShapeRuleError
 
 Array64 = npt.NDArray[np.float64]

@@ -18,7 +18,7 @@ from gymnasium import spaces
 from ding.envs.env_wrappers.arguments import NonNegativeInt
 from ding.envs.env_wrappers.base import DingRewardWrapper, DingWrapper, SpaceTriple, episode_began, register_wrapper
 from ding.envs.env_wrappers.rule import SpaceKindError, describe_space
-from ding.envs.spaces import reward_space_of
+from ding.envs.values.spaces import reward_space_of
 from ding.errors import ConfigError, ShapeRuleError
 
 RewardValue = float | npt.NDArray[np.float32]

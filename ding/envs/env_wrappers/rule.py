@@ -1,7 +1,7 @@
 """Helpers shared by the space rules: naming a space in an error, requiring a kind of space.
 
 A rule applied ahead of time from shapes only (``new_shape``, ``update_shape``) sees placeholder
-spaces (:func:`ding.envs.spaces.is_placeholder`): their dtype, bounds and Discrete ``start`` are
+spaces (:func:`ding.envs.values.spaces.is_placeholder`): their dtype, bounds and Discrete ``start`` are
 unknown, so a rule checks those only on real spaces and never rejects a chain for them.
 """
 
@@ -11,7 +11,7 @@ from typing import Any
 
 from gymnasium import spaces
 
-from ding.envs.spaces import is_placeholder, space_to_shape
+from ding.envs.values.spaces import is_placeholder, space_to_shape
 from ding.errors import SpaceKindError
 
 _KINDS = (
@@ -42,7 +42,7 @@ def describe_space(space: spaces.Space[Any], what: str = "") -> str:
     """A space as an error names it: the space itself, or, when it was built from a shape alone,
     ``"<what> shape <shape> (<kind>)"`` (the shape the caller gave).
 
-    >>> from ding.envs.spaces import shape_to_space
+    >>> from ding.envs.values.spaces import shape_to_space
     >>> describe_space(shape_to_space((2,)), 'action'), describe_space(spaces.Discrete(3, start=1), 'action')
     ('action shape (2,) (Box)', 'Discrete(3, start=1)')
     """

@@ -15,12 +15,12 @@ from typing import Any
 
 from gymnasium import spaces
 
-from ding.envs.conformance import check_value_in_space
-from ding.envs.conversion import reward_converter
+from ding.envs.checks.conformance import check_value_in_space
 from ding.envs.env_wrappers.arguments import PositiveInt
 from ding.envs.env_wrappers.base import DingWrapper, SpaceTriple, episode_began, register_wrapper
 from ding.envs.env_wrappers.episode_history import EpisodeHistory, check_recordable
-from ding.envs.spaces import reward_space_of
+from ding.envs.values.conversion import reward_converter
+from ding.envs.values.spaces import reward_space_of
 from ding.errors import ConfigError, EnvConformanceError
 
 Transformer = Callable[[Any, EpisodeHistory], Any]

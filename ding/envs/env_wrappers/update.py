@@ -16,7 +16,7 @@ from gymnasium import spaces
 
 from ding.envs.env_wrappers.base import WRAPPER_REGISTRY, DingWrapper, ShapeTriple
 from ding.envs.env_wrappers.presets import PRESETS, preset_chain
-from ding.envs.spaces import DEFAULT_REWARD_SPACE, EnvSpaces, Shape
+from ding.envs.values.spaces import DEFAULT_REWARD_SPACE, EnvSpaces, Shape
 from ding.errors import ConfigError, DingError, ShapeRuleError, UnknownNameError
 
 WrapperItem = str | tuple[str, Mapping[str, Any]] | Mapping[str, Any]

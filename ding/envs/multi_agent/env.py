@@ -26,8 +26,8 @@ from ding.envs.env_registry import ENV_REGISTRY
 from ding.envs.env_wrappers import WrapperChain, resolve_wrappers
 from ding.envs.multi_agent.gym_adapter import ParallelGymEnv, read_layout
 from ding.envs.multi_agent.layout import AgentLayout
-from ding.envs.spaces import EnvSpaces
-from ding.envs.timestep import BaseEnvTimestep
+from ding.envs.values.spaces import EnvSpaces
+from ding.envs.values.timestep import BaseEnvTimestep
 from ding.errors import ConfigError, EnvSpecError
 from ding.utils.accepts import optional
 

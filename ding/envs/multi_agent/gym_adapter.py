@@ -23,7 +23,7 @@ import numpy as np
 
 from ding.envs.multi_agent.layout import AgentLayout
 from ding.envs.multi_agent.statistics import ParallelEpisodeStatistics
-from ding.envs.spaces import EnvSpaces
+from ding.envs.values.spaces import EnvSpaces
 from ding.errors import EnvSpecError
 
 

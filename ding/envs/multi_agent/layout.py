@@ -29,8 +29,8 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from ding.envs.conversion import Converter, action_converter
-from ding.envs.spaces import EnvSpaces
+from ding.envs.values.conversion import Converter, action_converter
+from ding.envs.values.spaces import EnvSpaces
 from ding.errors import ConfigError, EnvSpecError
 
 STACKABLE = (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary)

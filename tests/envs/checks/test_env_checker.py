@@ -11,9 +11,9 @@ import pytest
 from gymnasium import spaces
 
 from ding.envs import DingEnvWrapper, EnvSpaces
+from ding.envs.checks.conformance import check_value_in_space
 from ding.envs.checks.env_checker import check_ding_env
-from ding.envs.conformance import check_value_in_space
-from ding.envs.timestep import BaseEnvTimestep
+from ding.envs.values.timestep import BaseEnvTimestep
 from ding.errors import EnvConformanceError
 from dizoo.classic_control.cartpole.envs import CartPoleEnv
 

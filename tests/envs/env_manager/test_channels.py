@@ -23,7 +23,7 @@ from ding.envs.env_manager.channels.zmq.placement import LocalAndRemoteWorkers
 from ding.envs.env_manager.core.channel import Channel, WorkerSetup
 from ding.envs.env_manager.core.commands import Command, CommandKind
 from ding.envs.env_manager.core.failure import Failure, FailureKind
-from ding.envs.spaces import EnvSpaces
+from ding.envs.values.spaces import EnvSpaces
 from tests.envs.env_manager.fault_envs import FaultyEnv
 
 GROUPS = [[0, 1], [2, 3]]

@@ -18,14 +18,14 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 
-from ding.envs.conversion import ClippedBox
 from ding.envs.env_manager.core import codec
 from ding.envs.env_manager.core.codec import DATA_ONLY, TRUSTED, NotDataError, RefusedDataError
 from ding.envs.env_manager.core.failure import Failure
 from ding.envs.env_manager.core.replies import StepReply
 from ding.envs.env_state import EnvStateToken
-from ding.envs.spaces import EnvSpaces, shape_to_space
-from ding.envs.timestep import BaseEnvTimestep
+from ding.envs.values.conversion import ClippedBox
+from ding.envs.values.spaces import EnvSpaces, shape_to_space
+from ding.envs.values.timestep import BaseEnvTimestep
 from tests.envs.env_manager.envs import assert_tree_equal
 
 BOX = spaces.Box(-1.0, 2.0, (3,), np.float32)

@@ -22,7 +22,7 @@ from ding.envs.env_manager.vector import (
     tile_images,
     vector_env_fn,
 )
-from ding.envs.spaces import EnvSpaces
+from ding.envs.values.spaces import EnvSpaces
 from ding.errors import BatchSpecError, EnvManagerError, EnvSpecError
 from dizoo.classic_control.cartpole.envs import CartPoleEnv
 

@@ -19,7 +19,7 @@ from gymnasium import spaces
 
 from ding.envs.env_manager import BaseEnvManager
 from ding.envs.env_manager.core.shm import BufferLayout
-from ding.envs.spaces import EnvSpaces
+from ding.envs.values.spaces import EnvSpaces
 from ding.errors import EnvSpecError, EnvStepError
 from dizoo.classic_control.cartpole.envs import CartPoleEnv
 from dizoo.classic_control.pendulum.envs import PendulumEnv

@@ -15,7 +15,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from ding.envs.spaces import DEFAULT_REWARD_SPACE
+from ding.envs.values.spaces import DEFAULT_REWARD_SPACE
 
 
 class CatalogueEnv(gym.Env[Any, Any]):

@@ -15,7 +15,7 @@ from gymnasium import spaces
 from hypothesis import strategies as st
 
 from ding.envs.env_wrappers.image import image_dims, image_layout
-from ding.envs.spaces import EnvSpaces
+from ding.envs.values.spaces import EnvSpaces
 from ding.errors import ShapeRuleError
 from tests.envs.env_wrappers.chain_envs import ChainEnv
 

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from ding.envs.spaces import DEFAULT_REWARD_SPACE
+from ding.envs.values.spaces import DEFAULT_REWARD_SPACE
 from tests.envs.env_wrappers.catalogue import CatalogueEnv
 
 EDGE_PROBABILITY = 0.25

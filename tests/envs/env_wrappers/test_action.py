@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 
-from ding.envs.conversion import ClippedBox
 from ding.envs.env_wrappers import update_shape, update_space
 from ding.envs.env_wrappers.action import (
     ActionOffsetWrapper,
@@ -20,6 +19,7 @@ from ding.envs.env_wrappers.action import (
     TimeShiftWrapper,
     zero_action,
 )
+from ding.envs.values.conversion import ClippedBox
 from ding.errors import ConfigError, ShapeRuleError
 
 

@@ -21,7 +21,7 @@ from ding.envs.env_wrappers.arguments import (
 )
 from ding.envs.env_wrappers.fields import Fields
 from ding.envs.env_wrappers.rule import SpaceKindError, describe_space, require_box
-from ding.envs.spaces import is_placeholder, shape_to_space
+from ding.envs.values.spaces import is_placeholder, shape_to_space
 from ding.errors import ConfigError, ShapeRuleError
 
 

@@ -18,7 +18,7 @@ from ding.envs.env_wrappers.atari import (
     RamWrapper,
     TerminalOnLifeLossWrapper,
 )
-from ding.envs.spaces import reward_space_of
+from ding.envs.values.spaces import reward_space_of
 from ding.errors import ConfigError, ShapeRuleError
 from tests.envs.env_wrappers.catalogue import make_catalogue_env
 from tests.envs.env_wrappers.scripted import FRAME_SHAPE, ScriptedEnv

@@ -25,7 +25,7 @@ from ding.envs.env_wrappers import (
     update_shape,
     update_space,
 )
-from ding.envs.spaces import EnvSpaces, reward_space_of, space_to_shape
+from ding.envs.values.spaces import EnvSpaces, reward_space_of, space_to_shape
 from ding.errors import ConfigError, ShapeRuleError, UnknownNameError
 from tests.envs.env_wrappers.catalogue import make_catalogue_env
 

@@ -19,7 +19,7 @@ from ding.envs.env_wrappers import (
     update_shape,
     update_space,
 )
-from ding.envs.spaces import reward_space_of
+from ding.envs.values.spaces import reward_space_of
 from ding.errors import ShapeRuleError
 
 

@@ -18,7 +18,7 @@ from ding.envs.env_wrappers import (
     update_shape,
     update_space,
 )
-from ding.envs.spaces import EnvSpaces, reward_space_of
+from ding.envs.values.spaces import EnvSpaces, reward_space_of
 from ding.errors import ConfigError, ShapeRuleError, SpaceKindError
 from tests.envs.env_wrappers.checks import assert_matches_space, assert_same_space
 

@@ -17,7 +17,7 @@ from ding.envs.env_wrappers.normalization import (
     RunningMeanStd,
     StaticObsNormWrapper,
 )
-from ding.envs.spaces import reward_space_of
+from ding.envs.values.spaces import reward_space_of
 from ding.errors import ConfigError, FieldPathError, ShapeRuleError
 from tests.envs.env_wrappers.catalogue import make_catalogue_env
 

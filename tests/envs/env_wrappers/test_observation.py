@@ -11,7 +11,7 @@ from gymnasium import spaces
 
 from ding.envs.env_wrappers import update_shape, update_space
 from ding.envs.env_wrappers.observation import FlatObsWrapper, FlattenObservationWrapper
-from ding.envs.spaces import DEFAULT_REWARD_SPACE
+from ding.envs.values.spaces import DEFAULT_REWARD_SPACE
 from ding.errors import FieldPathError, ShapeRuleError
 from tests.envs.env_wrappers.catalogue import CatalogueEnv, make_catalogue_env
 

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
 from ding.envs.env_wrappers import WRAPPER_REGISTRY, apply_wrappers, update_shape, update_space
-from ding.envs.spaces import EnvSpaces, reward_space_of
+from ding.envs.values.spaces import EnvSpaces, reward_space_of
 from ding.errors import ConfigError, ShapeRuleError
 from tests.envs.env_wrappers.chain_envs import AVAILABLE, CHAIN_ENVS, raw_env
 from tests.envs.env_wrappers.chain_strategies import IMAGE_WRAPPERS, KWARGS

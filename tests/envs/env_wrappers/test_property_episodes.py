@@ -29,7 +29,7 @@ from ding.envs.env_wrappers import MultitaskEnv, apply_wrappers, update_space
 from ding.envs.env_wrappers.action import zero_action
 from ding.envs.env_wrappers.base import episode_began
 from ding.envs.env_wrappers.fields import get_field
-from ding.envs.spaces import EnvSpaces, reward_space_of
+from ding.envs.values.spaces import EnvSpaces, reward_space_of
 from ding.errors import ConfigError, ShapeRuleError
 from tests.envs.env_wrappers.catalogue import CatalogueEnv
 from tests.envs.env_wrappers.chain_envs import ChainEnv

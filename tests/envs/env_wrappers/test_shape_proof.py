@@ -13,7 +13,7 @@ import pkgutil
 import pytest
 
 from ding.envs.env_wrappers import WRAPPER_REGISTRY, apply_wrappers, update_shape, update_space
-from ding.envs.spaces import EnvSpaces, reward_space_of
+from ding.envs.values.spaces import EnvSpaces, reward_space_of
 from tests.envs.env_wrappers import catalogue
 from tests.envs.env_wrappers.catalogue import ALE_CATALOGUE, ShapeCase, make_catalogue_env
 from tests.envs.env_wrappers.checks import assert_matches_space, assert_reward_matches

@@ -24,7 +24,7 @@ from ding.envs.env_wrappers import (
     update_space,
 )
 from ding.envs.env_wrappers.reward import RewardSum, summed_reward_box
-from ding.envs.spaces import TupleShape, is_flat_shape, reward_space_of, shape_to_space, space_to_shape
+from ding.envs.values.spaces import TupleShape, is_flat_shape, reward_space_of, shape_to_space, space_to_shape
 from ding.errors import ConfigError, ShapeRuleError, UnknownNameError
 from tests.envs.env_wrappers.checks import assert_matches_space, assert_reward_matches
 from tests.envs.env_wrappers.image_envs import FnEnv

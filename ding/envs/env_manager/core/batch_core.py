@@ -38,7 +38,7 @@ from ding.envs.env_manager.settings import reset_wait
 from ding.envs.env_manager.state import EnvState
 from ding.envs.env_state import state_key
 from ding.envs.probe import probe_spaces
-from ding.envs.spaces import EnvSpaces
+from ding.envs.values.spaces import EnvSpaces
 from ding.errors import EnvSpecError
 from ding.utils.accepts import redeclare
 

@@ -5,7 +5,7 @@ from this when no env of the batch failed; an env failure takes the per-env path
 
 >>> from gymnasium import spaces
 >>> from ding.envs.env_manager.core.shm import BufferLayout, SharedBuffers
->>> from ding.envs.spaces import EnvSpaces
+>>> from ding.envs.values.spaces import EnvSpaces
 >>> env_spaces = EnvSpaces(spaces.Box(-1, 1, (2,)), spaces.Discrete(2), spaces.Box(-1, 1, (1,)))
 >>> buffers = SharedBuffers(BufferLayout.plan(env_spaces, 3, shared=False), create=True)
 >>> buffers.ready[0][:] = [[0, 0], [1, 1], [2, 2]]

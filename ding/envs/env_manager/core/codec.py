@@ -10,7 +10,7 @@ another; it may send data, never code (:data:`DATA_ONLY`):
 - gymnasium spaces of the standard kinds and ding's own (``ClippedBox``, the placeholders), with the state of
   their random generators;
 - the values replies carry: :class:`~.replies.StepReply`, :class:`~.failure.Failure`,
-  :class:`~ding.envs.spaces.EnvSpaces`, :class:`~ding.envs.timestep.BaseEnvTimestep` and
+  :class:`~ding.envs.values.spaces.EnvSpaces`, :class:`~ding.envs.values.timestep.BaseEnvTimestep` and
   :class:`~ding.envs.env_state.EnvStateToken` (names and opaque bytes).
 
 The container is pickle (protocol 5). The writer refuses any other object (:class:`NotDataError`, naming its
@@ -48,12 +48,12 @@ from typing import Any, Protocol, cast
 import numpy as np
 from gymnasium import spaces
 
-from ding.envs.conversion import ClippedBox
 from ding.envs.env_manager.core.failure import Failure, FailureKind
 from ding.envs.env_manager.core.replies import StepReply
 from ding.envs.env_state import EnvStateToken
-from ding.envs.spaces import EnvSpaces, PlaceholderBox, PlaceholderDiscrete, PlaceholderMultiDiscrete
-from ding.envs.timestep import BaseEnvTimestep
+from ding.envs.values.conversion import ClippedBox
+from ding.envs.values.spaces import EnvSpaces, PlaceholderBox, PlaceholderDiscrete, PlaceholderMultiDiscrete
+from ding.envs.values.timestep import BaseEnvTimestep
 from ding.errors import DingError
 
 PROTOCOL = 5

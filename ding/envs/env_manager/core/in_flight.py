@@ -26,7 +26,7 @@ from ding.envs.env_manager.core.channel import Reply
 from ding.envs.env_manager.core.failure import Failure
 from ding.envs.env_manager.core.step_path import StepPath
 from ding.envs.env_manager.state import EnvState
-from ding.envs.timestep import BaseEnvTimestep
+from ding.envs.values.timestep import BaseEnvTimestep
 from ding.errors import EnvManagerError, ManagerStateError, WorkerTimeoutError
 
 

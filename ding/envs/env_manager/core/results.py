@@ -18,7 +18,7 @@ from ding.envs.env_manager.core.replies import StepReply
 from ding.envs.env_manager.core.rows import RAW_REPLY, unpack_reply
 from ding.envs.env_manager.core.sequence import OK, SEQ, message_seq
 from ding.envs.env_manager.core.shm import FLAG_DONE, FLAG_TERMINATED, FLAG_TRUNCATED, SharedBuffers, build_tree
-from ding.envs.timestep import BaseEnvTimestep
+from ding.envs.values.timestep import BaseEnvTimestep
 
 
 class Results:

@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from ding.envs.spaces import EnvSpaces
+from ding.envs.values.spaces import EnvSpaces
 
 Path = tuple[Any, ...]
 

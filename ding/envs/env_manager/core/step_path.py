@@ -17,7 +17,6 @@ from typing import Any
 
 import numpy as np
 
-from ding.envs.conversion import within_bounds
 from ding.envs.env_manager import async_api
 from ding.envs.env_manager.base_manager import BaseEnvManager
 from ding.envs.env_manager.batch import BatchTimestep, ObsBatch
@@ -40,7 +39,8 @@ from ding.envs.env_manager.core.shm import (
 )
 from ding.envs.env_manager.core.spin import SpinBudget
 from ding.envs.env_manager.state import EnvState
-from ding.envs.timestep import BaseEnvTimestep
+from ding.envs.values.conversion import within_bounds
+from ding.envs.values.timestep import BaseEnvTimestep
 from ding.errors import EnvManagerError
 
 logger = logging.getLogger("ding.env_manager")

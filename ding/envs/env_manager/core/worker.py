@@ -52,7 +52,7 @@ from ding.envs.env_manager.env_fn import build_env
 from ding.envs.env_manager.fanout import describe_attribute
 from ding.envs.env_manager.settings import seed_env
 from ding.envs.probe import class_declared_spaces, read_spaces
-from ding.envs.spaces import EnvSpaces
+from ding.envs.values.spaces import EnvSpaces
 from ding.errors import UnknownNameError
 
 _PR_SET_PDEATHSIG = 1

@@ -43,7 +43,6 @@ from typing import Any, ClassVar
 import numpy as np
 from gymnasium import spaces
 
-from ding.envs.conversion import within_bounds
 from ding.envs.env_manager import async_api
 from ding.envs.env_manager.base_manager import BaseEnvManager
 from ding.envs.env_manager.batch import BatchTimestep
@@ -57,8 +56,9 @@ from ding.envs.env_manager.envpool.spec import (
     task_options,
 )
 from ding.envs.env_manager.state import EnvState
-from ding.envs.spaces import EnvSpaces
-from ding.envs.timestep import BaseEnvTimestep
+from ding.envs.values.conversion import within_bounds
+from ding.envs.values.spaces import EnvSpaces
+from ding.envs.values.timestep import BaseEnvTimestep
 from ding.errors import ConfigError, EnvManagerError
 
 __all__ = ["EnvPoolEnvManager", "PoolEnvManager"]

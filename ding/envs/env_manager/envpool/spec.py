@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from types import ModuleType
 from typing import Any
 
-from ding.envs.spaces import DEFAULT_REWARD_SPACE, EnvSpaces
+from ding.envs.values.spaces import DEFAULT_REWARD_SPACE, EnvSpaces
 from ding.errors import ConfigError
 
 MANAGED_OPTIONS = frozenset({"num_envs", "batch_size", "seed", "env_seed", "gym_reset_return_info", "base_path"})

@@ -27,7 +27,7 @@ from ding.envs.base_env import BaseEnv
 from ding.envs.bridges.from_gymnasium import DingEnvWrapper
 from ding.envs.env_manager.env_fn import env_class_of
 from ding.envs.env_wrappers import WrapperChain
-from ding.envs.spaces import EnvSpaces
+from ding.envs.values.spaces import EnvSpaces
 
 
 class _LastReturns(gym.Wrapper[Any, Any, Any, Any]):

@@ -9,7 +9,7 @@ the envs' spec. An abnormal step (an env fault the manager recovered from) ends 
 truncation, with ``info['abnormal']`` and ``info['error']`` as the manager reports them.
 
 Seeding is SB3's: ``seed(s)`` gives env ``i`` the seed ``s + i`` at the next ``reset()``, and each env
-then draws its episode seeds from its own stream (see :mod:`ding.envs.seeding`). Episode statistics
+then draws its episode seeds from its own stream (see :mod:`ding.envs.values.seeding`). Episode statistics
 for SB3's logs come from ``stable_baselines3.common.vec_env.VecMonitor`` around this VecEnv.
 
 A single ding env goes to SB3 as :class:`ding.envs.bridges.to_gymnasium.GymnasiumEnv` (SB3 wraps it itself),
@@ -34,7 +34,9 @@ try:
     from stable_baselines3.common.vec_env import VecEnv
     from stable_baselines3.common.vec_env.base_vec_env import VecEnvObs, VecEnvStepReturn
 except ImportError as err:  # the optional extra is not installed
-    raise ImportError("ding.envs.sb3 needs stable-baselines3: pip install 'ding[sb3]' (or stable-baselines3)") from err
+    raise ImportError(
+        "ding.envs.bridges.to_sb3 needs stable-baselines3: pip install 'ding[sb3]' (or stable-baselines3)"
+    ) from err
 
 SB3_ACTION_SPACES = (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary)
 """The action spaces SB3's algorithms act in."""

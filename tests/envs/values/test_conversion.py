@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 
-from ding.envs.conversion import (
+from ding.envs.values.conversion import (
     BOUND_SLACK,
     ActionError,
     ClippedBox,

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ding.envs import DingEnvWrapper
-from ding.envs.seeding import SEED_BOUND, EpisodeSeeds, role_seeds
+from ding.envs.values.seeding import SEED_BOUND, EpisodeSeeds, role_seeds
 from ding.errors import ConfigError
 
 

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 
-from ding.envs.spaces import EnvSpaces, shape_to_space, space_nbytes, space_to_shape
+from ding.envs.values.spaces import EnvSpaces, shape_to_space, space_nbytes, space_to_shape
 
 NESTED = spaces.Dict(
     {

@@ -20,7 +20,7 @@ from stable_baselines3.common.env_checker import check_env  # noqa: E402
 from stable_baselines3.common.monitor import Monitor  # noqa: E402
 from stable_baselines3.common.vec_env import DummyVecEnv, VecMonitor  # noqa: E402
 
-from ding.envs.sb3 import SB3VecEnv, make_sb3_vec_env  # noqa: E402
+from ding.envs.bridges.to_sb3 import SB3VecEnv, make_sb3_vec_env  # noqa: E402
 
 KINDS = {
     "base": {"type": "base"},
