@@ -244,17 +244,21 @@ def test_a_single_env_whose_chain_clips_takes_the_bound_for_a_torque_beyond_it()
         pendulum_after(clipping, np.array([np.nan]))
 
 
-def test_dizoo_envs_refuse_or_clip_agent_actions_in_their_own_range() -> None:
+def test_dizoo_envs_clip_agent_actions_to_their_own_range_as_di_engine_s_act_scale_does() -> None:
     from dizoo.classic_control.pendulum.envs import PendulumEnv
     from dizoo.mujoco.envs import MujocoEnv
 
-    for env in (PendulumEnv({}), MujocoEnv({"env_id": "Hopper-v5"})):  # act_scale: the agent acts in [-1, 1]
-        env.seed(0)
-        env.reset()
-        size = env.action_space.shape[0]
-        with pytest.raises(ActionError, match=rf"^{type(env).__name__}(\(.*\))?: action .* accepted \[-1\.0, 1\.0\]"):
-            env.step(np.full(size, 1.5))
-        env.close()
+    for make in (lambda: PendulumEnv({}), lambda: MujocoEnv({"env_id": "Hopper-v5"})):  # act_scale: acts in [-1, 1]
+        beyond, bound = make(), make()
+        size = beyond.action_space.shape[0]
+        for env in (beyond, bound):
+            env.seed(0)
+            env.reset()
+        np.testing.assert_array_equal(beyond.step(np.full(size, 1.5)).obs, bound.step(np.full(size, 1.0)).obs)
+        with pytest.raises(ActionError, match=rf"^{type(beyond).__name__}(\(.*\))?: action .* is not finite"):
+            beyond.step(np.full(size, np.nan))  # clipping takes numbers only
+        beyond.close()
+        bound.close()
     hopper = MujocoEnv({"env_id": "Hopper-v5", "action_clip": True})
     assert hopper.action_space == ClippedBox(-1.0, 1.0, (3,), np.float32)
     hopper.seed(0)
