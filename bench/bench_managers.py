@@ -30,8 +30,6 @@ from bench.contenders import (  # noqa: E402
     ActionTape,
     Contender,
     EnvCase,
-    absent_contenders,
-    make_contenders,
     package_version,
     synthetic_case,
 )
@@ -46,6 +44,7 @@ from bench.faults import (  # noqa: E402
     leftover_trial,
     orphan_child_main,
 )
+from bench.lineup import absent_contenders, make_contenders  # noqa: E402
 from bench.measure import CellResult, Window, process_cpu_seconds, system_busy_seconds  # noqa: E402
 from bench.report import (  # noqa: E402
     details_table,

@@ -75,6 +75,13 @@ class SpacesNotKnownError(SpacesNotDeclaredError, AttributeError):
     """
 
 
+class EnvConformanceError(DingError, AssertionError):
+    """An env breaks a rule of ding's env interface (:mod:`ding.envs.conformance`).
+
+    It is also an ``AssertionError``, as DI-engine's env implementation checks raise.
+    """
+
+
 def did_you_mean(name: str, known: Iterable[str]) -> str:
     """Return ``" Did you mean 'x'?"`` for the closest known name, or ``""``.
 

@@ -16,9 +16,9 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from ding.envs.replay import move_unclobbered, temporary_path
 from ding.errors import ConfigError
 from ding.utils.accepts import optional
+from ding.utils.video_files import move_unclobbered, temporary_path
 from dizoo.flags import bool_flag
 
 GIF_REPLAY_CONFIG: dict[str, Any] = {

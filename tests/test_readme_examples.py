@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from ding.entry.cli import build_parser, check_arguments, main
+from ding.envs.bridges.from_gymnasium import DingEnvWrapper
 from ding.envs.env_manager import BaseEnvManager
-from ding.envs.gym_env import DingEnvWrapper
 from ding.errors import ActionError
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]

@@ -1,34 +1,31 @@
-"""``compile_config``: turn a user's ``main_config`` and ``create_config`` into one complete, checked config."""
+"""``compile_config``: turn a user's ``main_config`` and ``create_config`` into one complete, checked config (ding's
+form; DI-engine's call form and layout are read by :mod:`ding.config.di_engine` first)."""
 
 from __future__ import annotations
 
 import copy
 import functools
-import os
-import pathlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from easydict import EasyDict
 
 from ding.config.agent_shapes import AGENT_SHAPE_KEYS, fill_agent_shapes
-from ding.config.di_engine_keys import with_common_defaults, without_inert_keys
-from ding.config.experiment import DEFAULT_EXP_NAME, experiment_name, renewed_name
-from ding.config.keywords import resolve_call
+from ding.config.builtin_policies import with_builtin_import
+from ding.config.experiment import DEFAULT_EXP_NAME
+from ding.config.policy_registry import POLICY_REGISTRY
+from ding.config.policy_sections import with_common_defaults
 from ding.config.sections import TOP_LEVEL_KEYS, ComponentName, check_top_level, resolve_components
 from ding.config.shapes import SHAPE_KEYS, fill_model_shapes, with_model_spec_keys
 from ding.config.values import check_env_section, check_policy_section
-from ding.config.writer import save_config
 from ding.envs.base_env import BaseEnv
-from ding.envs.chained_env import ChainedEnv, with_config_chain
 from ding.envs.env_manager.config import manager_default_config
+from ding.envs.env_registry import ENV_REGISTRY
 from ding.envs.env_wrappers import resolve_wrappers
+from ding.envs.from_config import ChainedEnv, env_class, with_config_chain
 from ding.envs.probe import spec_trace_of
-from ding.envs.registry import ENV_REGISTRY, env_class
 from ding.envs.spaces import EnvSpaces
 from ding.errors import ConfigError, DingError, EnvSpecError, UnknownNameError, unknown_name_message
-from ding.policy.builtin import with_builtin_import
-from ding.policy.registry import POLICY_REGISTRY
 from ding.utils.merge import deep_merge_dicts
 
 DEFAULT_SEED = 0
@@ -37,33 +34,16 @@ NAME_KEYS = ("type", "import_names")
 
 def compile_config(
     main_config: Mapping[str, Any],
-    create_config: Mapping[str, Any] | type | None = None,
-    policy: type | None = None,
-    learner: type | None = None,
-    collector: type | None = None,
-    evaluator: type | None = None,
-    buffer: type | None = None,
-    env: type | None = None,
-    reward_model: type | None = None,
-    world_model: type | None = None,
-    seed: int | None = None,
-    auto: bool = False,
-    create_cfg: Mapping[str, Any] | None = None,
-    save_cfg: bool | None = None,
-    save_path: str | os.PathLike[str] = "total_config.py",
-    renew_dir: bool = True,
+    create_config: Mapping[str, Any] | None = None,
     *,
-    env_manager: type | None = None,
+    seed: int | None = None,
     exp_name: str | None = None,
     require_policy: bool = True,
 ) -> EasyDict:
-    """Merge the user's config into the declared defaults of its components and check it.
+    """Merge the user's config into the declared defaults of its components and check it (ding's call form).
 
-    ding's call is ``compile_config(main_config, create_config, seed=..., exp_name=...)``;
-    DI-engine's, ``compile_config(cfg, env_manager, policy, ..., seed=0, auto=True, create_cfg=...)``,
-    works too: ``create_cfg`` is ``create_config``, and the other keywords are described in
-    :mod:`ding.config.keywords`. ``auto`` changes nothing: names always come from ``create_config``
-    (or from ``main_config``, where a compiled config records them).
+    ``ding.config.compile_config`` also takes DI-engine's call form and reads DI-engine's layout first
+    (:mod:`ding.config.di_engine.call_form`); this function takes ding's config only.
 
     ``create_config`` names the components: ``env.type`` (with ``env.import_names``, the modules
     that register it), ``env_manager.type`` (default ``'base'``) and ``policy.type`` (with
@@ -86,15 +66,6 @@ def compile_config(
       once in a child process to read them (:func:`ding.envs.probe.spec_trace_of`), and only when a
       shape is missing (with both shapes given, its input keys stay as given).
     - ``seed`` and ``exp_name`` override the config's (defaults: 0 and ``'default_experiment'``).
-      In DI-engine's form ``exp_name`` defaults to the experiment directory's name,
-      ``<exp_name>_seed<seed>`` (:func:`ding.config.experiment.experiment_name`).
-
-    ``save_cfg`` writes the compiled config into that directory: ``<exp_name>/<save_path>`` and
-    DI-engine's ``formatted_<save_path>``, both loadable with :func:`~ding.config.read_config` (see
-    :func:`~ding.config.save_config`). When the directory exists, ``renew_dir`` picks a new one,
-    ``<exp_name>_<yymmdd_HHMMSS>``, and ``exp_name`` names it. ``save_cfg=None`` (the default)
-    means True in DI-engine's form (``create_cfg``, ``auto=True`` or any DI-engine-only keyword
-    given) and False in ding's, so ding's own callers never write files by surprise.
 
     The result holds exactly ``exp_name``, ``seed``, ``env`` and ``policy``. Every name from
     ``create_config`` is recorded in it (``env.type``, ``env.import_names``, ``env.manager.type``,
@@ -111,37 +82,7 @@ def compile_config(
         >>> cfg = compile_config(main, create, seed=3, require_policy=False)
         >>> cfg.policy.model.obs_shape, cfg.policy.model.action_shape, cfg.env.manager.type, cfg.seed
         (4, 2, 'base', 3)
-        >>> compile_config(main, seed=3, auto=True, create_cfg=create, save_cfg=False).exp_name
-        'default_experiment_seed3'
     """
-    workers = {"learner": learner, "collector": collector, "evaluator": evaluator, "buffer": buffer}
-    workers.update(reward_model=reward_model, world_model=world_model)
-    classes = {"env": env, "env_manager": env_manager, "policy": policy}
-    call = resolve_call(create_config, create_cfg, classes, workers)
-    for flag, value in (("auto", auto), ("renew_dir", renew_dir)):
-        if not isinstance(value, bool):
-            raise ConfigError(f"{flag} must be a bool, got {type(value).__name__} {value!r}")
-    if save_cfg is not None and not isinstance(save_cfg, bool):
-        raise ConfigError(f"save_cfg must be a bool or None, got {type(save_cfg).__name__} {save_cfg!r}")
-    di_engine_form = call.di_engine_form or auto
-    if di_engine_form and exp_name is None and isinstance(main_config, Mapping):
-        run_seed = _seed(seed if seed is not None else main_config.get("seed"))
-        exp_name = experiment_name(main_config.get("exp_name"), run_seed)
-    cfg = _compile(main_config, call.create_config, seed, exp_name, require_policy)
-    if di_engine_form if save_cfg is None else save_cfg:
-        if renew_dir:
-            cfg.exp_name = renewed_name(cfg.exp_name)
-        save_config(cfg, pathlib.Path(cfg.exp_name, save_path), save_formatted=True)
-    return cfg
-
-
-def _compile(
-    main_config: Mapping[str, Any],
-    create_config: Mapping[str, Any] | None,
-    seed: int | None,
-    exp_name: str | None,
-    require_policy: bool,
-) -> EasyDict:
     if not isinstance(main_config, Mapping):
         raise ConfigError(f"main_config must be a dict, got {type(main_config).__name__} {main_config!r}")
     check_top_level(main_config)
@@ -155,7 +96,7 @@ def _compile(
         policy_cfg = fill(policy_cfg, env_spaces, str(env_cfg["type"]))
     compiled = {
         "exp_name": _exp_name(exp_name if exp_name is not None else main_config.get("exp_name")),
-        "seed": _seed(seed if seed is not None else main_config.get("seed")),
+        "seed": seed_of(seed if seed is not None else main_config.get("seed")),
         "env": env_cfg,
         "policy": policy_cfg,
     }
@@ -239,8 +180,7 @@ def _compile_policy(user_policy: Mapping[str, Any], policy: ComponentName, requi
         raise ConfigError(f"policy.import_names {imports}: cannot import {err.name!r}: {err}") from err
     user = _without_names(user_policy)
     if policy.type is not None and policy.type in POLICY_REGISTRY:
-        defaults = _policy_defaults(policy.type, user)
-        body = deep_merge_dicts(defaults, without_inert_keys(user, defaults), strict=True, path="policy")
+        body = deep_merge_dicts(policy_defaults(policy.type, user), user, strict=True, path="policy")
         check_policy_section(policy.type, user, body)
     elif require_policy:
         hint = " Pass require_policy=False to keep the policy section unvalidated."
@@ -253,7 +193,7 @@ def _compile_policy(user_policy: Mapping[str, Any], policy: ComponentName, requi
     return {"type": policy.type, "import_names": imports, **_without_names(body)}
 
 
-def _policy_defaults(policy_type: str, user: Mapping[str, Any]) -> dict[str, Any]:
+def policy_defaults(policy_type: str, user: Mapping[str, Any]) -> dict[str, Any]:
     """The registered policy's defaults for the section ``user``, with a ``model`` that takes the env's shapes."""
     policy_cls: Any = POLICY_REGISTRY.get(policy_type)
     defaults_for = getattr(policy_cls, "defaults_for", None)  # ding's Policy has it
@@ -270,7 +210,7 @@ def _env_spaces(env_cls: type[BaseEnv], env_cfg: Mapping[str, Any], policy_cfg: 
 
     They are not needed when the model's shapes are all given; an env that would have to be built
     to know them is then not built (its shapes are not checked), unless a chain from ``env_wrapper``
-    is put around it (:class:`~ding.envs.chained_env.ChainedEnv`): its rules are checked on them now.
+    is put around it (:class:`~ding.envs.from_config.ChainedEnv`): its rules are checked on them now.
     """
     model = policy_cfg.get("model")
     keys = AGENT_SHAPE_KEYS if policy_cfg.get("multi_agent") else SHAPE_KEYS
@@ -291,7 +231,12 @@ def _without_names(section: Mapping[str, Any]) -> dict[str, Any]:
     return {key: copy.deepcopy(value) for key, value in section.items() if key not in NAME_KEYS}
 
 
-def _seed(value: Any) -> int:
+def seed_of(value: Any) -> int:
+    """The run seed a config's or a caller's ``seed`` gives: 0 for None; anything but an int is refused.
+
+    >>> seed_of(None), seed_of(7)
+    (0, 7)
+    """
     if value is None:
         return DEFAULT_SEED
     if not isinstance(value, int) or isinstance(value, bool):

@@ -1,4 +1,7 @@
-"""``read_config`` and DI-engine's ``read_config_directly`` / ``read_config_with_system``: load Python config files."""
+"""``read_config``: load a Python config file's ``main_config`` and ``create_config``.
+
+DI-engine's ``read_config_directly`` and ``read_config_with_system`` are :mod:`ding.config.di_engine.files`.
+"""
 
 from __future__ import annotations
 
@@ -40,54 +43,24 @@ def read_config(path: str | os.PathLike[str]) -> tuple[EasyDict, EasyDict]:
         >>> main_config.env.stop_value, create_config
         (195, {})
     """
-    main_config, create_config = _read_names(path, CONFIG_NAMES)
+    main_config, create_config = read_names(path, CONFIG_NAMES)
     return main_config, create_config
-
-
-def read_config_with_system(path: str | os.PathLike[str]) -> tuple[EasyDict, EasyDict, EasyDict]:
-    """Like :func:`read_config`, for DI-engine's files that also define ``system_config``.
-
-    ding has no parallel mode that would use ``system_config``; it is returned as read.
-    """
-    main_config, create_config, system_config = _read_names(path, (*CONFIG_NAMES, "system_config"))
-    return main_config, create_config, system_config
-
-
-def read_config_directly(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Run the config file at ``path`` (as :func:`read_config` does) and return copies of all its data names.
-
-    Every top-level name that does not start with ``_`` and holds data (not a module, class or
-    function) is returned; dicts as ``EasyDict``. A file :func:`~ding.config.save_config` wrote in
-    DI-engine's form has ``exp_config`` here.
-
-    Example:
-        >>> import tempfile
-        >>> with tempfile.TemporaryDirectory() as tmp:
-        ...     file = pathlib.Path(tmp, 'c.py')
-        ...     _ = file.write_text("import math\\nexp_config = dict(lr=0.1)\\nsteps = int(1e3)\\n_hidden = 1\\n")
-        ...     read_config_directly(file)
-        {'exp_config': {'lr': 0.1}, 'steps': 1000}
-    """
-    file = _resolved(path)
-    namespace = _run_config_file(file)
-    return {
-        name: _copied(value)
-        for name, value in namespace.items()
-        if not name.startswith("_") and not isinstance(value, (types.ModuleType, type)) and not callable(value)
-    }
 
 
 def _resolved(path: str | os.PathLike[str]) -> pathlib.Path:
     return pathlib.Path(os.fspath(path)).expanduser().resolve()
 
 
-def _copied(value: Any) -> Any:
+def copied(value: Any) -> Any:
+    """A deep copy of a value a config file defined, dicts as ``EasyDict``."""
     return EasyDict(copy.deepcopy(dict(value))) if isinstance(value, Mapping) else copy.deepcopy(value)
 
 
-def _read_names(path: str | os.PathLike[str], names: tuple[str, ...]) -> list[EasyDict]:
+def read_names(path: str | os.PathLike[str], names: tuple[str, ...]) -> list[EasyDict]:
+    """Copies of the dicts ``names`` the config file at ``path`` defines (run as :func:`read_config` runs it); a
+    missing name or one that is not a dict is a :class:`~ding.errors.ConfigError` naming the file."""
     file = _resolved(path)
-    namespace = _run_config_file(file)
+    namespace = run_config_file(file)
     missing = [name for name in names if name not in namespace]
     if missing:
         raise ConfigError(
@@ -98,11 +71,13 @@ def _read_names(path: str | os.PathLike[str], names: tuple[str, ...]) -> list[Ea
         value = namespace[name]
         if not isinstance(value, Mapping):
             raise ConfigError(f"{name} in config file {file} must be a dict, got {type(value).__name__}")
-        loaded.append(_copied(value))
+        loaded.append(copied(value))
     return loaded
 
 
-def _run_config_file(file: pathlib.Path) -> dict[str, Any]:
+def run_config_file(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Run the config file at ``path`` as a fresh module (see :func:`read_config`) and return its namespace."""
+    file = _resolved(path)
     if not file.exists():
         raise ConfigError(f"config file {file} does not exist")
     if not file.is_file():

@@ -1,5 +1,5 @@
-"""Sections several policies declare alike, with what their keys accept: the learner's hooks, the evaluator's
-frequency and the replay buffer.
+"""Keys and sections several policies declare alike, with what their keys accept: the keys every policy section
+has, the learner's hooks, the evaluator's frequency and the replay buffer.
 
 Each policy's ``config`` takes them from here (with its own defaults), and the workers that read them hold a value
 to the same declaration, so a key means one thing wherever it is set.
@@ -14,9 +14,15 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from ding.utils.accepts import count, optional, positive, redeclare
+from ding.utils.accepts import count, optional, plain_defaults, positive, redeclare, unit
+
+COMMON_CONFIG: dict[str, Any] = {"load_path": optional(str, note="a checkpoint file")}
+"""Keys every compiled policy section has, with their defaults and what they accept: ``load_path``, a checkpoint
+``ding -m eval`` evaluates when no ``--load-path`` is given (DI-engine's key: training resumes only from
+``--load-path``, as DI-engine's training loads ``load_path`` only when a hook asks for it)."""
 
 LEARNER_HOOK: dict[str, Any] = {
     "log_show_after_iter": count(100),  # train iterations between logged statistics
@@ -41,6 +47,18 @@ REPLAY_BUFFER: dict[str, Any] = {
 """``policy.other.replay_buffer`` of the off-policy policies."""
 
 
+PRIORITY_KEYS: dict[str, Any] = {
+    "alpha": unit(0.6, note="how much priorities count: 0 samples uniformly, 1 in proportion to them"),
+    "beta": unit(0.4, note="how much importance-sampling weights correct: 0 not at all, 1 fully"),
+    "anneal_step": count(100000, low=0, note="batches over which beta rises to 1; 0: beta stays"),
+}
+"""``policy.other.replay_buffer`` keys of prioritized replay (``policy.priority``), with DI-engine's defaults; the
+policies that have prioritized replay (DQN, C51, QR-DQN) add them to their replay buffer section."""
+
+NO_PRIORITY = "prioritized replay is for the DQN family: dqn, c51, qrdqn"
+"""Why the other policies take ``priority`` and ``priority_IS_weight`` False only."""
+
+
 def learner_section(log_show_after_iter: int = 100) -> dict[str, Any]:
     """The ``learn.learner`` section, logging every ``log_show_after_iter`` train iterations."""
     return {"learner": {"hook": redeclare(LEARNER_HOOK, {"log_show_after_iter": log_show_after_iter})}}
@@ -54,3 +72,17 @@ def evaluator_section(eval_freq: int) -> dict[str, Any]:
 def replay_buffer_section(replay_buffer_size: int) -> dict[str, Any]:
     """The ``other.replay_buffer`` section, keeping ``replay_buffer_size`` transitions."""
     return redeclare(REPLAY_BUFFER, {"replay_buffer_size": replay_buffer_size})
+
+
+def with_common_defaults(defaults: dict[str, Any]) -> dict[str, Any]:
+    """``defaults`` with the plain defaults of :data:`COMMON_CONFIG` added where missing.
+
+    >>> with_common_defaults({'cuda': False})
+    {'cuda': False, 'load_path': None}
+    """
+    return {**defaults, **plain_defaults(common_declarations(defaults))}
+
+
+def common_declarations(declared: Mapping[str, Any]) -> dict[str, Any]:
+    """The declarations of :data:`COMMON_CONFIG` a (declared) policy config does not have itself."""
+    return {key: value for key, value in COMMON_CONFIG.items() if key not in declared}

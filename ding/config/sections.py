@@ -3,10 +3,10 @@
 A component (env, env manager, policy) is named in ``create_config[<name>]`` by ``type`` (and,
 for registries that import plug-ins, ``import_names``); its settings live at ``main_path`` in
 ``main_config``, where a compiled config records the type as well. Adding a component means
-adding a row to :data:`COMPONENTS` and a step to :func:`ding.config.compile_config`.
+adding a row to :data:`COMPONENTS` and a step to :func:`ding.config.compiler.compile_config`.
 
-DI-engine's configs also name a learner, collector, evaluator and replay buffer; ding's serial
-pipeline always runs its own (:data:`PIPELINE_WORKERS`), so such a section may only name that one.
+DI-engine's configs also name a learner, collector, evaluator and replay buffer: those sections are read (checked
+and dropped) before a config reaches these functions, by :mod:`ding.config.di_engine.workers`.
 """
 
 from __future__ import annotations
@@ -38,40 +38,6 @@ COMPONENTS: dict[str, Component] = {
 }
 """Every section ``create_config`` accepts, in compile order."""
 
-
-@dataclasses.dataclass(frozen=True)
-class PipelineWorker:
-    """A DI-engine component that ding's serial pipeline always provides itself, from ``ding.worker``."""
-
-    type: str
-    class_name: str
-    settings: str
-    same_as: tuple[str, ...] = ()
-    """DI-engine's types that name a component working as ding's does (so ding's is run for them)."""
-
-    def message(self, given: str) -> str:
-        """Why ``given`` (where the config names this component, and how) is refused, and what ding does instead."""
-        return (
-            f"{given}: ding's serial pipeline always runs its own ding.worker.{self.class_name} "
-            f"(type {self.type!r}), set up under main_config.{self.settings}; name that, or leave it out"
-        )
-
-
-PIPELINE_WORKERS: dict[str, PipelineWorker] = {
-    "learner": PipelineWorker("base", "BaseLearner", "policy.learn.learner"),
-    "collector": PipelineWorker("sample", "SampleSerialCollector", "policy.collect"),
-    "evaluator": PipelineWorker("interaction", "InteractionSerialEvaluator", "policy.eval.evaluator"),
-    "replay_buffer": PipelineWorker(
-        "naive", "NaiveReplayBuffer", "policy.other.replay_buffer", same_as=("deque",)
-    ),  # DI-engine's deque buffer: first in first out, uniform samples without repeats, as ding's
-}
-"""DI-engine's ``create_config`` sections that may only name ding's own worker (and then change nothing)."""
-
-NOT_IN_DING: dict[str, str] = {
-    "reward_model": "ding has no reward models: policies learn from the reward the env returns",
-    "world_model": "ding has no world models: its policies are model-free",
-}
-"""DI-engine components ding does not have, and what it does instead."""
 
 SCALAR_KEYS: tuple[str, ...] = ("exp_name", "seed")
 """Top-level keys of ``main_config`` that are plain values rather than component sections."""
@@ -146,13 +112,8 @@ def _checked_create_config(create_config: Mapping[str, Any] | None) -> dict[str,
         raise ConfigError(f"create_config must be a dict, got {type(create_config).__name__} {create_config!r}")
     checked: dict[str, Mapping[str, Any]] = {}
     for name, section in create_config.items():
-        if name in PIPELINE_WORKERS:
-            _check_pipeline_worker(name, section)
-            continue
-        if name in NOT_IN_DING and section is not None:
-            raise ConfigError(f"create_config.{name} {section!r}: {NOT_IN_DING[name]}; leave it out")
         if name not in COMPONENTS:
-            known = sorted([*COMPONENTS, *PIPELINE_WORKERS])
+            known = sorted(COMPONENTS)
             raise ConfigError(
                 f"unknown create_config section {name!r}; known: {', '.join(known)}.{did_you_mean(str(name), known)}"
             )
@@ -170,19 +131,6 @@ def _checked_create_config(create_config: Mapping[str, Any] | None) -> dict[str,
                 )
         checked[name] = section
     return checked
-
-
-def _check_pipeline_worker(name: str, section: Any) -> None:
-    worker = PIPELINE_WORKERS[name]
-    if section is None:
-        return
-    if not isinstance(section, Mapping) or set(section) - {"type", "import_names"}:
-        raise ConfigError(worker.message(f"create_config.{name} {section!r}"))
-    given = section.get("type", worker.type)
-    if given != worker.type and given not in worker.same_as:
-        raise ConfigError(worker.message(f"create_config.{name}.type {section['type']!r}"))
-    if section.get("import_names") and given == worker.type:  # DI-engine's own types may name their modules
-        raise ConfigError(worker.message(f"create_config.{name} {dict(section)!r}"))
 
 
 def component_names(config: Mapping[str, Any]) -> dict[str, dict[str, Any]]:

@@ -14,10 +14,10 @@ from typing import Any
 
 from easydict import EasyDict
 
-from ding.config.di_engine_keys import COMMON_CONFIG
+from ding.config.policy_registry import POLICY_REGISTRY
+from ding.config.policy_sections import COMMON_CONFIG
 from ding.envs.base_env import COMMON_ENV_CONFIG
 from ding.envs.env_manager.factory import get_env_manager_cls
-from ding.policy.registry import POLICY_REGISTRY
 from ding.utils.accepts import check_values
 
 

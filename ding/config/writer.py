@@ -1,4 +1,5 @@
-"""``save_config``: write a config as a readable Python config file, in ding's or DI-engine's call form.
+"""``save_config``: write a config as a readable Python config file (ding's call form; DI-engine's is
+:func:`ding.config.di_engine.files.save_config`).
 
 The file looks like DI-engine's ``total_config.py`` (``main_config = dict(...)``, one key per line
 where a line would grow too long) and :func:`ding.config.read_config` loads it back equal.
@@ -6,95 +7,40 @@ where a line would grow too long) and :func:`ding.config.read_config` loads it b
 
 from __future__ import annotations
 
-import inspect
 import keyword
 import math
 import os
 import pathlib
 from collections.abc import Mapping
-from typing import Any, overload
-
-from ding.config.sections import component_names
-from ding.errors import ConfigError
+from typing import Any
 
 LINE_WIDTH = 120
 INDENT = "    "
 HEADER = '"""ding config written by ding.config.save_config; load it with ding.config.read_config."""'
 
 
-@overload
 def save_config(
     main_config: Mapping[str, Any], create_config: Mapping[str, Any], path: str | os.PathLike[str]
-) -> pathlib.Path: ...
+) -> pathlib.Path:
+    """Write ``main_config = ...`` and ``create_config = ...`` as a Python file (creating its directory); return
+    the path written. :func:`~ding.config.read_config` loads it back equal.
 
-
-@overload
-def save_config(
-    config_: Mapping[str, Any], path: str | os.PathLike[str], type_: str = "py", save_formatted: bool = False
-) -> pathlib.Path: ...
-
-
-def save_config(*args: Any, **kwargs: Any) -> pathlib.Path:
-    """Write a config as a Python file (creating its directory) and return the path written.
-
-    Two call forms, told apart by the second argument:
-
-    - ding's ``save_config(main_config, create_config, path)`` (a dict second) writes
-      ``main_config = ...`` and ``create_config = ...``;
-    - DI-engine's ``save_config(config_, path, type_='py', save_formatted=False)`` (a path second)
-      writes ``exp_config = ...`` (DI-engine's layout), then ``main_config = exp_config`` and a
-      ``create_config`` naming the components ``config_`` records (see
-      :func:`~ding.config.sections.component_names`). ``save_formatted`` also writes
-      ``formatted_<name>`` next to it, with ``main_config`` and ``create_config`` only (DI-engine's
-      formatted config). ``type_`` must be ``'py'``: ding writes no YAML, which would lose tuples.
-
-    Either file loads back equal: :func:`~ding.config.read_config` gives ``(main_config,
-    create_config)``, :func:`~ding.config.read_config_directly` every name. Values may be dicts
-    with str keys, lists, tuples, str, int, float (``inf`` and ``nan`` included), bool and None;
+    Values may be dicts with str keys, lists, tuples, str, int, float (``inf`` and ``nan`` included), bool and None;
     anything else would not load back as it was, so it raises ``TypeError`` naming its key path.
 
     Example:
         >>> import tempfile
-        >>> from ding.config.loader import read_config, read_config_directly
+        >>> from ding.config.loader import read_config
         >>> with tempfile.TemporaryDirectory() as tmp:
         ...     main_config = {'env': {'episode_num': float('inf')}}
         ...     print(read_config(save_config(main_config, {'env': {'type': 'cartpole'}}, tmp + '/c.py')))
-        ...     print(read_config_directly(save_config({'lr': 0.1, 'env': {'type': 'x'}}, tmp + '/d.py'))['exp_config'])
         ({'env': {'episode_num': inf}}, {'env': {'type': 'cartpole'}})
-        {'lr': 0.1, 'env': {'type': 'x'}}
     """
-    ding_form = "create_config" in kwargs or (len(args) >= 2 and isinstance(args[1], Mapping))
-    form = _ding_form if ding_form else _engine_form
-    try:
-        bound = inspect.signature(form).bind(*args, **kwargs)
-    except TypeError as err:
-        raise TypeError(
-            f"save_config takes (main_config, create_config, path) or (config_, path, type_='py', "
-            f"save_formatted=False): {err}"
-        ) from None
-    return form(*bound.args, **bound.kwargs)
+    return write_source(config_source(main_config, create_config), path)
 
 
-def _ding_form(
-    main_config: Mapping[str, Any], create_config: Mapping[str, Any], path: str | os.PathLike[str]
-) -> pathlib.Path:
-    return _write(config_source(main_config, create_config), path)
-
-
-def _engine_form(
-    config_: Mapping[str, Any], path: str | os.PathLike[str], type_: str = "py", save_formatted: bool = False
-) -> pathlib.Path:
-    if type_ != "py":
-        raise ConfigError(f"save_config type_ must be 'py', got {type_!r}: ding writes configs as Python files only")
-    if not isinstance(config_, Mapping):
-        raise TypeError(f"config_ must be a dict, got {type(config_).__name__}")
-    file = _write(exp_config_source(config_), path)
-    if save_formatted:
-        _write(config_source(config_, component_names(config_)), file.with_name("formatted_" + file.name))
-    return file
-
-
-def _write(source: str, path: str | os.PathLike[str]) -> pathlib.Path:
+def write_source(source: str, path: str | os.PathLike[str]) -> pathlib.Path:
+    """Write a config file's ``source`` to ``path`` (creating its directory); return the path written."""
     file = pathlib.Path(os.fspath(path))
     file.parent.mkdir(parents=True, exist_ok=True)
     file.write_text(source, encoding="utf-8")
@@ -111,25 +57,11 @@ def config_source(main_config: Mapping[str, Any], create_config: Mapping[str, An
     create_config = {}
     <BLANKLINE>
     """
-    return _source([("main_config", main_config), ("create_config", create_config)])
+    return python_source([("main_config", main_config), ("create_config", create_config)])
 
 
-def exp_config_source(config_: Mapping[str, Any]) -> str:
-    """The Python source DI-engine's form of :func:`save_config` writes.
-
-    >>> print(exp_config_source({'seed': 0, 'env': {'type': 'cartpole'}}))
-    \"\"\"ding config written by ding.config.save_config; load it with ding.config.read_config.\"\"\"
-    <BLANKLINE>
-    exp_config = dict(seed=0, env=dict(type='cartpole'))
-    main_config = exp_config
-    create_config = dict(env=dict(type='cartpole', import_names=[]))
-    <BLANKLINE>
-    """
-    names = component_names(config_) if isinstance(config_, Mapping) else {}
-    return _source([("exp_config", config_)], "main_config = exp_config", ("create_config", names))
-
-
-def _source(assignments: list[tuple[str, Any]], *more: str | tuple[str, Any]) -> str:
+def python_source(assignments: list[tuple[str, Any]], *more: str | tuple[str, Any]) -> str:
+    """A config file: the header, then ``name = <value>`` for each assignment and each line of ``more``."""
     parts = [HEADER, ""]
     for item in [*assignments, *more]:
         if isinstance(item, str):

@@ -16,8 +16,8 @@ from ding.entry.utils import (
     torch_thread_count,
 )
 from ding.entry.video import VideoArg, video_dirs, without_env_recording
+from ding.utils.checkpoint_files import checkpoint_counter
 from ding.worker import EvalResult, InteractionSerialEvaluator
-from ding.worker.checkpoint import checkpoint_counter
 from ding.worker.evaluator import configured_episode_bound
 
 

@@ -23,11 +23,11 @@ from gymnasium import spaces
 
 from ding.config import read_config
 from ding.entry.utils import compile_for_run, create_policy, set_pkg_seed
+from ding.envs.from_config import env_class
 from ding.envs.probe import spec_trace_of
-from ding.envs.registry import env_class
 from ding.envs.spaces import EnvSpaces
 from ding.errors import ConfigError
-from ding.worker.checkpoint import CKPT_BEST, CheckpointError, checkpoint_counter, load_checkpoint
+from ding.utils.checkpoint_files import CKPT_BEST, CheckpointError, checkpoint_counter, load_checkpoint
 
 CONFIG_FILE = "total_config.py"
 

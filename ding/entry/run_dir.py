@@ -32,7 +32,7 @@ from typing import Any
 
 from ding.config.experiment import claim_renewed
 from ding.errors import DingError
-from ding.worker.checkpoint import CKPT_BEST, incomplete_saves, iteration_checkpoints, read_checkpoint
+from ding.utils.checkpoint_files import CKPT_BEST, incomplete_saves, iteration_checkpoints, read_checkpoint
 from ding.worker.learner import stored_best_return
 from ding.worker.logger import EVAL_CSV_COLUMNS
 

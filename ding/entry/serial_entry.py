@@ -49,9 +49,8 @@ from typing import Any
 import torch
 from easydict import EasyDict
 
-from ding.config import save_config
 from ding.config.policy_sections import EVALUATOR, LEARNER_HOOK
-from ding.config.writer import config_source
+from ding.config.writer import config_source, save_config
 from ding.entry.run_dir import CONFIG_FILE, Resumed, open_run_dir
 from ding.entry.run_session import run_session
 from ding.entry.utils import (
@@ -64,10 +63,11 @@ from ding.entry.utils import (
     torch_thread_count,
 )
 from ding.entry.video import VideoArg, record_collector, video_dirs, without_env_recording
+from ding.envs.from_config import env_class
 from ding.envs.probe import spec_trace_of
-from ding.envs.registry import env_class
 from ding.errors import ConfigError, EnvManagerError
 from ding.utils.accepts import plain_defaults
+from ding.utils.checkpoint_files import CKPT_BEST, checkpoint_counter, load_checkpoint
 from ding.utils.memory import mem_available
 from ding.worker import (
     BaseLearner,
@@ -85,11 +85,11 @@ from ding.worker.buffer_plan import (
     check_replay_memory,
     plan_replay_buffer,
 )
-from ding.worker.checkpoint import CKPT_BEST, checkpoint_counter, load_checkpoint
 from ding.worker.evaluator import configured_episode_bound
 from ding.worker.interrupt import exit_status, signal_of
 from ding.worker.learner import REPLAY_BUFFER_KEY, load_policy_state, load_replay_buffer, stored_best_return
 from ding.worker.logger import ProgressLine
+from ding.worker.prioritized_buffer import prioritized_learn_mode
 from ding.worker.replay_buffer import ReplayBuffer, save_in_checkpoint
 from ding.worker.transitions import transition_collect_mode
 
@@ -144,183 +144,167 @@ class SerialResult:
         )
 
 
-def serial_pipeline(
-    input_cfg: Any,
-    seed: int = 0,
-    max_train_iter: int | None = None,
-    max_env_step: int | None = None,
-    exp_name: str | None = None,
-    *,
-    root: str | os.PathLike[str] | None = None,
-    model: torch.nn.Module | None = None,
-    torch_threads: int | None = 1,
-    load_path: str | os.PathLike[str] | None = None,
-    progress: bool = True,
-    video: VideoArg = None,
-    collector_video: VideoArg = None,
-) -> SerialResult:
-    """Train and evaluate what the config names; return a :class:`SerialResult`.
+@dataclasses.dataclass(frozen=True)
+class SerialPipeline:
+    """A serial training pipeline, called as a function: :data:`serial_pipeline` trains off-policy policies from a
+    replay buffer, ``serial_pipeline_onpolicy`` (:mod:`ding.entry.serial_entry_onpolicy`) on-policy ones. Both take
+    the same arguments and write the same experiment directory; they differ in their training loop (``run_cls``)
+    and collector (``collector_cls``). ``mode`` is the pipeline's ``ding -m`` mode: a policy it does not train is
+    refused before anything is built."""
 
-    ``input_cfg`` is a config file path or a ``(main_config, create_config)`` pair. The experiment
-    directory is ``exp_name`` when given, else the config's ``exp_name`` with ``_seed<seed>``
-    (replacing such a suffix the name has), under ``root`` (default: the current directory); when it holds an
-    earlier run's files the run writes ``<exp_name>_<yymmdd_HHMMSS>`` beside it instead (the result's ``exp_dir``
-    and the log say which), unless it resumes from that run's newest checkpoint (see :mod:`ding.entry.run_dir`).
-    Nothing an earlier run wrote is deleted or overwritten. The same seed
-    gives the same run: Python's, numpy's and torch's generators, the envs (each env its own seed from
-    ``seed``, per role; collector envs a new episode seed per reset, evaluator envs fixed ones: see
-    :func:`~ding.entry.utils.seed_env_managers`), exploration and replay sampling are all seeded.
+    mode: str
+    run_cls: type[SerialRun]
+    collector_cls: type[SampleSerialCollector]
 
-    ``model`` replaces the model the policy would build from ``policy.model`` (its obs and action
-    shapes must still match the env's). ``torch_threads`` is torch's intra-op thread count during the
-    run (restored afterwards; None leaves it alone). One thread is fastest for the small models of
-    classic-control tasks and keeps torch from competing with env worker processes for the cores.
+    @run_session
+    def __call__(
+        self,
+        input_cfg: Any,
+        seed: int = 0,
+        max_train_iter: int | None = None,
+        max_env_step: int | None = None,
+        exp_name: str | None = None,
+        *,
+        root: str | os.PathLike[str] | None = None,
+        model: torch.nn.Module | None = None,
+        torch_threads: int | None = 1,
+        load_path: str | os.PathLike[str] | None = None,
+        progress: bool = True,
+        video: VideoArg = None,
+        collector_video: VideoArg = None,
+    ) -> SerialResult:
+        """Train and evaluate what the config names; return a :class:`SerialResult`.
 
-    ``load_path`` is a checkpoint to resume from (see the module docstring); the newest checkpoint of the
-    experiment directory continues that run in place (its files kept, its logs appended to). A missing
-    file, a directory, one that is no checkpoint (or would run code when unpickled) or whose model does not fit
-    raises :class:`~ding.worker.CheckpointError`, and counters already at a limit a :class:`ConfigError`,
-    before anything is written. ``progress`` shows the status line on stderr.
+        ``input_cfg`` is a config file path or a ``(main_config, create_config)`` pair. The experiment
+        directory is ``exp_name`` when given, else the config's ``exp_name`` with ``_seed<seed>``
+        (replacing such a suffix the name has), under ``root`` (default: the current directory); when it holds an
+        earlier run's files the run writes ``<exp_name>_<yymmdd_HHMMSS>`` beside it instead (the result's ``exp_dir``
+        and the log say which), unless it resumes from that run's newest checkpoint (see :mod:`ding.entry.run_dir`).
+        Nothing an earlier run wrote is deleted or overwritten. The same seed
+        gives the same run: Python's, numpy's and torch's generators, the envs (each env its own seed from
+        ``seed``, per role; collector envs a new episode seed per reset, evaluator envs fixed ones: see
+        :func:`~ding.entry.utils.seed_env_managers`), exploration and replay sampling are all seeded.
 
-    ``video`` is the directory for an mp4 of every evaluation episode (True: ``<exp_dir>/videos``; None:
-    ``env.replay_path``; False: none), ``collector_video`` the one for the collector's episodes (default none).
-    """
-    started = time.monotonic()
-    main, create = load_input_config(input_cfg)
-    _check_limit(max_train_iter, "max_train_iter")
-    _check_limit(max_env_step, "max_env_step")
-    with torch_thread_count(torch_threads):
-        return _serial_pipeline(
-            main,
-            create,
-            seed,
-            max_train_iter,
-            max_env_step,
-            exp_name,
-            root,
-            model,
-            started,
-            load_path=load_path,
-            progress=progress,
-            video=video,
-            collector_video=collector_video,
-        )
+        ``model`` replaces the model the policy would build from ``policy.model`` (its obs and action
+        shapes must still match the env's). ``torch_threads`` is torch's intra-op thread count during the
+        run (restored afterwards; None leaves it alone). One thread is fastest for the small models of
+        classic-control tasks and keeps torch from competing with env worker processes for the cores.
 
+        ``load_path`` is a checkpoint to resume from (see the module docstring); the newest checkpoint of the
+        experiment directory continues that run in place (its files kept, its logs appended to). A missing
+        file, a directory, one that is no checkpoint (or would run code when unpickled) or whose model does not fit
+        raises :class:`~ding.worker.CheckpointError`, and counters already at a limit a :class:`ConfigError`,
+        before anything is written. ``progress`` shows the status line on stderr.
 
-@run_session
-def _serial_pipeline(
-    main: dict[str, Any],
-    create: dict[str, Any],
-    seed: int,
-    max_train_iter: int | None,
-    max_env_step: int | None,
-    exp_name: str | None,
-    root: str | os.PathLike[str] | None,
-    model: torch.nn.Module | None,
-    started: float,
-    run_cls: type[_Run] | None = None,
-    collector_cls: type[SampleSerialCollector] = SampleSerialCollector,
-    load_path: str | os.PathLike[str] | None = None,
-    progress: bool = True,
-    video: VideoArg = None,
-    collector_video: VideoArg = None,
-    mode: str = "serial",
-) -> SerialResult:
-    """Set up one run (config, experiment directory, workers) and execute it with ``run_cls`` (default ``_Run``).
-
-    ``mode`` is the pipeline's ``ding -m`` mode: a policy it does not train is refused before anything is built.
-    """
-    cfg, names = compile_for_run(main, create, seed, exp_name, mode=mode)
-    seed = cfg.seed
-    root_dir = pathlib.Path(root if root is not None else os.getcwd())
-    set_pkg_seed(seed)
-    policy = create_policy(cfg, seed, model)
-    settings = _pipeline_settings(cfg)
-    video_dirs(cfg, root_dir / cfg.exp_name, video, collector_video)  # refused before anything is written
-    buffer, plan = _replay_buffer(cfg, policy, seed)
-    batch_size = policy.learn_mode.batch_size
-    if batch_size > buffer.capacity:
-        raise ConfigError(
-            f"policy.learn.batch_size {batch_size} exceeds policy.other.replay_buffer.replay_buffer_size "
-            f"{buffer.capacity}: a batch could never be drawn"
-        )
-    resumed = None if load_path is None else _resume_state(policy, load_path, max_train_iter, max_env_step, buffer)
-    run_dir = open_run_dir(
-        root_dir, cfg.exp_name, config_source(cfg, names), None if resumed is None else resumed.origin
-    )
-    cfg.exp_name = run_dir.exp_name
-    exp_dir = run_dir.path
-    videos = video_dirs(cfg, exp_dir, video, collector_video)
-    collector_env = evaluator_env = logger = None
-    try:
-        if not (exp_dir / CONFIG_FILE).exists():  # a continued run's is this config already
-            save_config(cfg, names, exp_dir / CONFIG_FILE)
-        logger = ExperimentLogger(exp_dir)
-        if run_dir.note is not None:
-            logger.info(run_dir.note)
-        collector_env, evaluator_env = create_env_managers(without_env_recording(cfg))
-        assert collector_env is not None and evaluator_env is not None
-        seed_env_managers(seed, cfg, collector_env, evaluator_env)
-        record_collector(collector_env, videos)
-        learner = BaseLearner(policy.learn_mode, exp_dir / "ckpt", logger, settings["hook"])
-        if settings["save_replay_buffer"]:
-            learner.add_resume_state(REPLAY_BUFFER_KEY, buffer.state_dict)
-        collect_mode = policy.collect_mode
-        if plan is not None and plan.kind == FRAME_STACK:  # the buffer builds the samples from each env's transitions
-            collect_mode = transition_collect_mode(collect_mode)
-        collector = collector_cls(collector_env, collect_mode)
-        if resumed is not None:
-            learner.train_iter = resumed.counters["train_iter"]
-            collector.stats.env_step = resumed.counters["env_step"]
-            collector.stats.episode_count = resumed.counters["episodes"]
-        learner.episode_count = collector.episode_count
-        learner.best_eval_return = run_dir.best_return
-        evaluator = InteractionSerialEvaluator(
-            evaluator_env,
-            policy.eval_mode,
-            cfg.env.n_evaluator_episode,
-            cfg.env.stop_value,
-            settings["eval_freq"],
-            video_dir=videos.evaluator,
-            best_return=run_dir.best_return,
-            fail_after_episode_steps=settings["fail_after_episode_steps"],
-            report=logger.info,
-        )
-        logger.info(
-            f"experiment {cfg.exp_name}: env {cfg.env.type} ({cfg.env.collector_env_num} collector, "
-            f"{cfg.env.evaluator_env_num} evaluator envs, {cfg.env.manager.type} manager), policy {cfg.policy.type}, "
-            f"seed {seed}, stop_value {cfg.env.stop_value}, max_env_step {max_env_step}, "
-            f"max_train_iter {max_train_iter}"
-        )
-        if plan is not None:
-            logger.info(plan.describe())
-        if resumed is not None:
-            restored = resumed.counters.get("replay_buffer")
-            logger.info(
-                f"resumed from {load_path}: train iter {learner.train_iter}, env step {collector.env_step}, "
-                f"episodes {collector.episode_count}; replay buffer "
-                + ("refilled" if restored is None else f"of {restored} transitions restored")
+        ``video`` is the directory for an mp4 of every evaluation episode (True: ``<exp_dir>/videos``; None:
+        ``env.replay_path``; False: none), ``collector_video`` the one for the collector's episodes (default none).
+        """
+        started = time.monotonic()
+        main, create = load_input_config(input_cfg)
+        _check_limit(max_train_iter, "max_train_iter")
+        _check_limit(max_env_step, "max_env_step")
+        with torch_thread_count(torch_threads):
+            cfg, names = compile_for_run(main, create, seed, exp_name, mode=self.mode)
+            seed = cfg.seed
+            root_dir = pathlib.Path(root if root is not None else os.getcwd())
+            set_pkg_seed(seed)
+            policy = create_policy(cfg, seed, model)
+            settings = _pipeline_settings(cfg)
+            video_dirs(cfg, root_dir / cfg.exp_name, video, collector_video)  # refused before anything is written
+            buffer, plan = _replay_buffer(cfg, policy, seed)
+            batch_size = policy.learn_mode.batch_size
+            if batch_size > buffer.capacity:
+                raise ConfigError(
+                    f"policy.learn.batch_size {batch_size} exceeds policy.other.replay_buffer.replay_buffer_size "
+                    f"{buffer.capacity}: a batch could never be drawn"
+                )
+            resumed = (
+                None if load_path is None else _resume_state(policy, load_path, max_train_iter, max_env_step, buffer)
             )
-        run = (run_cls or _Run)(
-            policy,
-            buffer,
-            learner,
-            collector,
-            evaluator,
-            logger,
-            settings,
-            max_train_iter,
-            max_env_step,
-            progress=ProgressLine(max_env_step=max_env_step, max_train_iter=max_train_iter) if progress else None,
-        )
-        return run.execute(exp_dir, seed, cfg.env.stop_value, started)
-    finally:
-        for env in (collector_env, evaluator_env):
-            if env is not None:
-                env.close()
-        if logger is not None:
-            logger.close()
-        run_dir.close()
+            run_dir = open_run_dir(
+                root_dir, cfg.exp_name, config_source(cfg, names), None if resumed is None else resumed.origin
+            )
+            cfg.exp_name = run_dir.exp_name
+            exp_dir = run_dir.path
+            videos = video_dirs(cfg, exp_dir, video, collector_video)
+            collector_env = evaluator_env = logger = None
+            try:
+                if not (exp_dir / CONFIG_FILE).exists():  # a continued run's is this config already
+                    save_config(cfg, names, exp_dir / CONFIG_FILE)
+                logger = ExperimentLogger(exp_dir)
+                if run_dir.note is not None:
+                    logger.info(run_dir.note)
+                collector_env, evaluator_env = create_env_managers(without_env_recording(cfg))
+                assert collector_env is not None and evaluator_env is not None
+                seed_env_managers(seed, cfg, collector_env, evaluator_env)
+                record_collector(collector_env, videos)
+                learn_mode = prioritized_learn_mode(
+                    policy.learn_mode, buffer
+                )  # a prioritized buffer gets new priorities
+                learner = BaseLearner(learn_mode, exp_dir / "ckpt", logger, settings["hook"])
+                if settings["save_replay_buffer"]:
+                    learner.add_resume_state(REPLAY_BUFFER_KEY, buffer.state_dict)
+                collect_mode = policy.collect_mode
+                if (
+                    plan is not None and plan.kind == FRAME_STACK
+                ):  # the buffer builds the samples from each env's transitions
+                    collect_mode = transition_collect_mode(collect_mode)
+                collector = self.collector_cls(collector_env, collect_mode)
+                if resumed is not None:
+                    learner.train_iter = resumed.counters["train_iter"]
+                    collector.stats.env_step = resumed.counters["env_step"]
+                    collector.stats.episode_count = resumed.counters["episodes"]
+                learner.episode_count = collector.episode_count
+                learner.best_eval_return = run_dir.best_return
+                evaluator = InteractionSerialEvaluator(
+                    evaluator_env,
+                    policy.eval_mode,
+                    cfg.env.n_evaluator_episode,
+                    cfg.env.stop_value,
+                    settings["eval_freq"],
+                    video_dir=videos.evaluator,
+                    best_return=run_dir.best_return,
+                    fail_after_episode_steps=settings["fail_after_episode_steps"],
+                    report=logger.info,
+                )
+                logger.info(
+                    f"experiment {cfg.exp_name}: env {cfg.env.type} ({cfg.env.collector_env_num} collector, "
+                    f"{cfg.env.evaluator_env_num} evaluator envs, {cfg.env.manager.type} manager), "
+                    f"policy {cfg.policy.type}, "
+                    f"seed {seed}, stop_value {cfg.env.stop_value}, max_env_step {max_env_step}, "
+                    f"max_train_iter {max_train_iter}"
+                )
+                if plan is not None:
+                    logger.info(plan.describe())
+                if resumed is not None:
+                    restored = resumed.counters.get("replay_buffer")
+                    logger.info(
+                        f"resumed from {load_path}: train iter {learner.train_iter}, env step {collector.env_step}, "
+                        f"episodes {collector.episode_count}; replay buffer "
+                        + ("refilled" if restored is None else f"of {restored} transitions restored")
+                    )
+                run = self.run_cls(
+                    policy,
+                    buffer,
+                    learner,
+                    collector,
+                    evaluator,
+                    logger,
+                    settings,
+                    max_train_iter,
+                    max_env_step,
+                    progress=ProgressLine(max_env_step=max_env_step, max_train_iter=max_train_iter)
+                    if progress
+                    else None,
+                )
+                return run.execute(exp_dir, seed, cfg.env.stop_value, started)
+            finally:
+                for env in (collector_env, evaluator_env):
+                    if env is not None:
+                        env.close()
+                if logger is not None:
+                    logger.close()
+                run_dir.close()
 
 
 def _replay_buffer(cfg: EasyDict, policy: Any, seed: int) -> tuple[ReplayBuffer, ReplayPlan | None]:
@@ -398,8 +382,8 @@ def _pipeline_settings(cfg: EasyDict) -> dict[str, Any]:
     }
 
 
-class _Run:
-    """The training loop of one :func:`serial_pipeline` call."""
+class SerialRun:
+    """The training loop of one :data:`serial_pipeline` call: collect, learn from the replay buffer, evaluate."""
 
     def __init__(
         self,
@@ -554,3 +538,8 @@ class _Run:
         if lengths:
             values["episode_length_mean"] = sum(lengths) / len(lengths)
         self.logger.collector_scalars(self.collector.env_step, self.collector.episode_count, values)
+
+
+serial_pipeline = SerialPipeline("serial", SerialRun, SampleSerialCollector)
+"""Train an off-policy policy (DQN, SAC, ...) and evaluate it as the config says (see the module and
+:meth:`SerialPipeline.__call__`); return a :class:`SerialResult`."""

@@ -1,6 +1,6 @@
 """``serial_pipeline_onpolicy``: train an on-policy policy (PPO) on the env a config names, evaluating as it goes.
 
-The run is :func:`~ding.entry.serial_entry.serial_pipeline`'s (same experiment directory, checkpoints,
+The run is :data:`~ding.entry.serial_entry.serial_pipeline`'s (same experiment directory, checkpoints,
 logs, stop conditions, Ctrl-C handling and result) with an on-policy loop: every iteration collects
 ``policy.collect.n_sample`` fresh env steps with the current policy (cutting the envs' unfinished
 trajectories at the end, so no sample outlives its policy), then learns from exactly those samples
@@ -11,18 +11,13 @@ from a checkpoint and a status line goes to stderr, as for ``serial_pipeline``.
 
 from __future__ import annotations
 
-import os
 import pathlib
-import time
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-import torch
 
-from ding.entry.serial_entry import SerialResult, _check_limit, _Run, _serial_pipeline
-from ding.entry.utils import load_input_config, torch_thread_count
-from ding.entry.video import VideoArg
+from ding.entry.serial_entry import SerialPipeline, SerialResult, SerialRun
 from ding.worker import SampleSerialCollector
 
 
@@ -57,8 +52,8 @@ class OnPolicySerialCollector(SampleSerialCollector):
         return samples
 
 
-class _OnPolicyRun(_Run):
-    """The on-policy training loop; everything else is :class:`~ding.entry.serial_entry._Run`'s."""
+class OnPolicyRun(SerialRun):
+    """The on-policy training loop; everything else is :class:`~ding.entry.serial_entry.SerialRun`'s."""
 
     seed = 0
 
@@ -100,48 +95,7 @@ class _OnPolicyRun(_Run):
         return super().execute(exp_dir, seed, stop_value, started)
 
 
-def serial_pipeline_onpolicy(
-    input_cfg: Any,
-    seed: int = 0,
-    max_train_iter: int | None = None,
-    max_env_step: int | None = None,
-    exp_name: str | None = None,
-    *,
-    root: str | os.PathLike[str] | None = None,
-    model: torch.nn.Module | None = None,
-    torch_threads: int | None = 1,
-    load_path: str | os.PathLike[str] | None = None,
-    progress: bool = True,
-    video: VideoArg = None,
-    collector_video: VideoArg = None,
-) -> SerialResult:
-    """Train and evaluate an on-policy policy as the config says; return a :class:`SerialResult`.
-
-    Arguments, experiment directory and reproducibility are those of
-    :func:`~ding.entry.serial_entry.serial_pipeline` (``load_path`` resumes from a checkpoint,
-    ``progress`` shows the status line on stderr, ``video`` and ``collector_video`` record episodes); the
-    minibatch order is seeded by ``seed`` too.
-    """
-    started = time.monotonic()
-    main, create = load_input_config(input_cfg)
-    _check_limit(max_train_iter, "max_train_iter")
-    _check_limit(max_env_step, "max_env_step")
-    with torch_thread_count(torch_threads):
-        return _serial_pipeline(
-            main,
-            create,
-            seed,
-            max_train_iter,
-            max_env_step,
-            exp_name,
-            root,
-            model,
-            started,
-            run_cls=_OnPolicyRun,
-            collector_cls=OnPolicySerialCollector,
-            load_path=load_path,
-            progress=progress,
-            video=video,
-            collector_video=collector_video,
-            mode="serial_onpolicy",
-        )
+serial_pipeline_onpolicy = SerialPipeline("serial_onpolicy", OnPolicyRun, OnPolicySerialCollector)
+"""Train an on-policy policy (PPO, A2C) and evaluate it as the config says; the arguments, experiment directory and
+reproducibility are :data:`~ding.entry.serial_entry.serial_pipeline`'s (:meth:`SerialPipeline.__call__`), and
+``seed`` seeds the minibatch order too. Returns a :class:`~ding.entry.serial_entry.SerialResult`."""

@@ -19,15 +19,17 @@ import numpy as np
 from easydict import EasyDict
 from gymnasium import spaces
 
-from ding.config import compile_config
+from ding.config.builtin_policies import BUILTIN_POLICY_MODULES, with_builtin_import
+from ding.config.compiler import compile_config
+from ding.config.di_engine.layout import in_ding_terms
+from ding.config.di_engine.workers import without_worker_sections
+from ding.config.policy_registry import POLICY_REGISTRY
 from ding.config.sections import resolve_components
 from ding.envs.env_manager.core.shm import BufferLayout
+from ding.envs.from_config import env_class
 from ding.envs.probe import SpecTrace, spec_trace_of
-from ding.envs.registry import env_class
 from ding.envs.spaces import EnvSpaces, space_nbytes, space_to_shape
 from ding.policy.base import Policy
-from ding.policy.builtin import BUILTIN_POLICY_MODULES, with_builtin_import
-from ding.policy.registry import POLICY_REGISTRY
 from ding.worker.buffer_plan import human_bytes, plan_replay_buffer
 
 
@@ -66,9 +68,12 @@ def spec_trace_from_config(
 
 def compiled_for_spec(main_config: Mapping[str, Any], create_config: Mapping[str, Any]) -> EasyDict:
     """The config compiled for ``ding -m spec``: a config naming one of ding's policies is compiled as a run compiles
-    it, so a value the run would refuse is refused here too; another policy's section is left unvalidated."""
-    builtin = resolve_components(main_config, create_config)["policy"].type in BUILTIN_POLICY_MODULES
-    return compile_config(main_config, create_config, require_policy=builtin)
+    it, so a value the run would refuse is refused here too; another policy's section is left unvalidated. A config
+    in DI-engine's layout is read into ding's terms first, as a run reads it."""
+    policy = resolve_components(main_config, without_worker_sections(create_config))["policy"]
+    builtin = policy.type in BUILTIN_POLICY_MODULES
+    main, create = in_ding_terms(main_config, create_config, require_policy=builtin)
+    return compile_config(main, create, require_policy=builtin)
 
 
 def spec_report(main_config: Mapping[str, Any], create_config: Mapping[str, Any]) -> str:

@@ -1,12 +1,12 @@
 """``ding -m spec -c cfg.py --check [N]``: run the configured env and check real values against the predicted spaces.
 
 The config's collector envs are built, chain included, in the env manager the config names, each as a
-:class:`~ding.envs.space_check.SpaceCheckedEnv`; N random actions, drawn from the predicted action space (seeded by
-the config's seed), are stepped through the manager across episode ends. Observations and rewards are checked where
-each step of the chain returns them, where the env returns them and where the manager delivers them; actions where
-each step receives them. Every way a value leaves its predicted space (dtype, shape, bounds) is one finding line,
-naming the step of the chain; so is an action the env refuses, a failure that stops the run, and spaces that the
-built envs report differently from the prediction.
+:class:`~ding.envs.checks.space_check.SpaceCheckedEnv`; N random actions, drawn from the predicted action space
+(seeded by the config's seed), are stepped through the manager across episode ends. Observations and rewards are
+checked where each step of the chain returns them, where the env returns them and where the manager delivers them;
+actions where each step receives them. Every way a value leaves its predicted space (dtype, shape, bounds) is one
+finding line, naming the step of the chain; so is an action the env refuses, a failure that stops the run, and spaces
+that the built envs report differently from the prediction.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from typing import Any
 
 from ding.config import compile_config
 from ding.envs.base_env import as_action_array
+from ding.envs.checks.space_check import CheckedEnvFn, Finding, FindingLog, merge_findings
 from ding.envs.env_manager import create_env_manager
-from ding.envs.registry import env_class
-from ding.envs.space_check import CheckedEnvFn, Finding, FindingLog, merge_findings
+from ding.envs.from_config import env_class
 from ding.errors import DingError
 
 DEFAULT_CHECK_STEPS = 1000
@@ -71,7 +71,7 @@ class CheckReport:
 def parting_lines(findings: list[Finding]) -> list[str]:
     """For each kind of value, the step where the prediction and the values part: the first step with a finding.
 
-    >>> from ding.envs.space_check import LAYER
+    >>> from ding.envs.checks.space_check import LAYER
     >>> finding = Finding(2, 'frame_stack(n_frames=2)', LAYER, 'observation: dtype float64, declared float32', 1, 0)
     >>> parting_lines([finding])
     ['observation values part from the prediction at step 2 frame_stack(n_frames=2)']

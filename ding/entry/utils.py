@@ -12,14 +12,16 @@ from typing import Any
 import torch
 from easydict import EasyDict
 
-from ding.config import compile_config, read_config
+from ding.config import read_config
+from ding.config.compiler import compile_config, seed_of
+from ding.config.di_engine.layout import in_ding_terms
 from ding.config.experiment import experiment_name as experiment_name
+from ding.config.policy_registry import POLICY_REGISTRY, learns_on_policy
 from ding.config.sections import component_names, resolve_components
-from ding.envs import get_vec_env_setting
 from ding.envs.env_manager import BaseEnvManager, create_env_manager
+from ding.envs.from_config import env_class
 from ding.envs.seeding import role_seeds
 from ding.errors import ConfigError, UnknownNameError
-from ding.policy.registry import POLICY_REGISTRY, learns_on_policy
 from ding.utils import set_pkg_seed as set_pkg_seed
 
 InputConfig = tuple[Mapping[str, Any], Mapping[str, Any]] | list[Any] | str | os.PathLike[str]
@@ -96,16 +98,15 @@ def compile_for_run(
     ``seed`` None takes the config's own (default 0). ``compile_config`` adds a built-in policy's
     module to ``policy.import_names``, so the compiled config records where the policy comes from.
     ``mode`` (a training pipeline's, see :data:`PIPELINE_MODES`) first checks that the pipeline trains
-    the config's policy (:func:`check_pipeline_mode`), before anything is compiled or built.
+    the config's policy (:func:`check_pipeline_mode`), before anything is compiled or built. A config in DI-engine's
+    layout is read into ding's terms first (:func:`~ding.config.di_engine.layout.in_ding_terms`).
     """
+    main, create = in_ding_terms(main, create)
     if mode is not None:
         check_pipeline_mode(main, create, mode)
-    if seed is None:
-        seed = main.get("seed", 0) if main.get("seed") is not None else 0
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ConfigError(f"seed must be an int, got {type(seed).__name__} {seed!r}")
+    seed = seed_of(seed if seed is not None else main.get("seed"))
     name = exp_name if exp_name is not None else experiment_name(main.get("exp_name"), seed)
-    cfg = compile_config(main, create, seed=seed, exp_name=name, save_cfg=False)
+    cfg = compile_config(main, create, seed=seed, exp_name=name)
     return cfg, component_names(cfg)
 
 
@@ -134,8 +135,11 @@ def create_policy(cfg: EasyDict, seed: int, model: Any = None) -> Any:
 def create_env_managers(
     cfg: EasyDict, collect: bool = True, evaluate: bool = True
 ) -> tuple[BaseEnvManager | None, BaseEnvManager | None]:
-    """Collector and evaluator env managers from ``cfg.env`` (``get_vec_env_setting`` and ``cfg.env.manager``)."""
-    env_fn, collector_cfgs, evaluator_cfgs = get_vec_env_setting(cfg.env, collect=collect, eval_=evaluate)
+    """Collector and evaluator env managers from ``cfg.env`` (its env class's collector and evaluator env configs,
+    and ``cfg.env.manager``)."""
+    env_fn = env_class(cfg.env)
+    collector_cfgs = env_fn.create_collector_env_cfg(cfg.env) if collect else None
+    evaluator_cfgs = env_fn.create_evaluator_env_cfg(cfg.env) if evaluate else None
     manager_cfg = dict(cfg.env.manager)
     collector = evaluator = None
     try:

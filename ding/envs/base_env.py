@@ -64,7 +64,7 @@ COMMON_ENV_CONFIG: dict[str, Any] = {
 
 ``env_wrapper`` is the wrapper chain the config puts on the env (None: none). An env class that applies it itself
 declares the key in its own ``config`` (:meth:`BaseEnv.applies_env_wrapper`; ``DingEnvWrapper`` and the dizoo envs,
-with their ``"default"`` preset); on any other env the chain is applied by :class:`~ding.envs.chained_env.ChainedEnv`.
+with their ``"default"`` preset); on any other env the chain is applied by :class:`~ding.envs.from_config.ChainedEnv`.
 """
 
 
@@ -201,7 +201,7 @@ class BaseEnv(ABC):
     def applies_env_wrapper(cls) -> bool:
         """True when the class applies ``cfg.env_wrapper`` itself: its own ``config`` (or a base's, below ``BaseEnv``)
         declares the key, and its ``wrapper_chain`` reads it. Otherwise a chain in the config is applied around the
-        env by :class:`~ding.envs.chained_env.ChainedEnv` (see :func:`~ding.envs.chained_env.with_config_chain`).
+        env by :class:`~ding.envs.from_config.ChainedEnv` (see :func:`~ding.envs.from_config.with_config_chain`).
         """
         own = cls.__mro__[: cls.__mro__.index(BaseEnv)]
         return any("env_wrapper" in klass.__dict__.get("config", {}) for klass in own)
@@ -251,7 +251,7 @@ class BaseEnv(ABC):
         one built env (:func:`ding.envs.probe.spec_trace_of` passes its cached, out-of-process probe).
 
         By default the class itself is built and its spaces are the trace's one step; an env that runs another env
-        class under a chain of its own (:class:`~ding.envs.chained_env.ChainedEnv`) probes that class and traces its
+        class under a chain of its own (:class:`~ding.envs.from_config.ChainedEnv`) probes that class and traces its
         chain from there.
         """
         return [("env", probe(cls, cfg))]

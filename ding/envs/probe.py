@@ -27,7 +27,8 @@ import cloudpickle
 import numpy as np
 from gymnasium import spaces
 
-from ding.envs.gym_compat import convert_space
+from ding.envs.base_env import BaseEnv
+from ding.envs.bridges.from_old_gym import convert_space
 from ding.envs.spaces import DEFAULT_REWARD_SPACE, EnvSpaces
 from ding.errors import EnvSpecError
 
@@ -89,8 +90,6 @@ def class_declared_spaces(env: Any) -> EnvSpaces | None:
         >>> class_declared_spaces(CartPoleEnv({})).action
         Discrete(2)
     """
-    from ding.envs.base_env import BaseEnv  # the env base class imports this module's users
-
     if not isinstance(env, BaseEnv) or not type(env).declares_spaces():
         return None
     try:
@@ -175,7 +174,7 @@ def spec_trace_of(env_cls: Any, cfg: Mapping[str, Any], *, context: str | None =
 
     A class that states no ``raw_spaces`` is built once in a child process (``env_cls(cfg=cfg)``, see
     :func:`probe_spaces`) and its trace is the one step ``"env (probed by building the env)"``; a class that runs
-    another env under a chain (``trace_from_probe``, as :class:`~ding.envs.chained_env.ChainedEnv`) has that env
+    another env under a chain (``trace_from_probe``, as :class:`~ding.envs.from_config.ChainedEnv`) has that env
     probed and its chain traced from there. The probed spaces are kept for the process, per class and config, so
     compiling a config and then showing its spec builds the env once.
     """

@@ -12,7 +12,7 @@ Seeding is SB3's: ``seed(s)`` gives env ``i`` the seed ``s + i`` at the next ``r
 then draws its episode seeds from its own stream (see :mod:`ding.envs.seeding`). Episode statistics
 for SB3's logs come from ``stable_baselines3.common.vec_env.VecMonitor`` around this VecEnv.
 
-A single ding env goes to SB3 as :class:`ding.envs.gymnasium_env.GymnasiumEnv` (SB3 wraps it itself),
+A single ding env goes to SB3 as :class:`ding.envs.bridges.to_gymnasium.GymnasiumEnv` (SB3 wraps it itself),
 or as this VecEnv over a manager of one env.
 """
 

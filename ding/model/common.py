@@ -50,14 +50,39 @@ def action_count(action_shape: Any) -> int:
     Traceback (most recent call last):
     ...
     ding.errors.ConfigError: action_shape must be the number of discrete actions (an int > 0), got [3, 4]; \
-multi-discrete actions are not supported by this model
+multi-discrete actions are not supported by this model (the dqn policy's DQN model takes them)
     """
     if isinstance(action_shape, (list, tuple)) and len(action_shape) == 1:
         action_shape = action_shape[0]
     if isinstance(action_shape, int) and not isinstance(action_shape, bool) and action_shape > 0:
         return int(action_shape)
-    hint = "; multi-discrete actions are not supported by this model" if isinstance(action_shape, (list, tuple)) else ""
+    hint = (
+        "; multi-discrete actions are not supported by this model (the dqn policy's DQN model takes them)"
+        if isinstance(action_shape, (list, tuple))
+        else ""
+    )
     raise ConfigError(f"action_shape must be the number of discrete actions (an int > 0), got {action_shape!r}{hint}")
+
+
+def action_counts(action_shape: Any) -> list[int]:
+    """The number of actions of each branch of a discrete or multi-discrete action: an int (one branch), or a
+    non-empty list or tuple of ints (``MultiDiscrete``'s ``nvec``).
+
+    >>> action_counts(2), action_counts([6]), action_counts([3, 4])
+    ([2], [6], [3, 4])
+    >>> action_counts([3, 0])
+    Traceback (most recent call last):
+    ...
+    ding.errors.ConfigError: action_shape must be the number of discrete actions (an int > 0) or a list of them \
+(one per branch of a multi-discrete action), got [3, 0]
+    """
+    items = action_shape if isinstance(action_shape, (list, tuple)) else [action_shape]
+    if not items or not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in items):
+        raise ConfigError(
+            "action_shape must be the number of discrete actions (an int > 0) or a list of them (one per branch of "
+            f"a multi-discrete action), got {action_shape!r}"
+        )
+    return [int(n) for n in items]
 
 
 def model_kwargs(

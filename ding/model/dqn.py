@@ -9,7 +9,7 @@ import torch
 from torch import nn
 
 from ding.errors import ConfigError
-from ding.model.common import DiscreteHead, DuelingHead, action_count, build_encoder, model_kwargs
+from ding.model.common import DiscreteHead, DuelingHead, action_count, action_counts, build_encoder, model_kwargs
 from ding.model.obs_input import INPUT_KEYS, ObsInput
 
 
@@ -22,7 +22,9 @@ class DQN(nn.Module):
     ``noise`` makes the head's layers noisy (:class:`~ding.model.noisy.NoisyLinear`; the policy's ``noisy_net`` turns
     their noise on). ``obs_dtype`` and ``obs_range`` describe the observations
     (:class:`~ding.model.obs_input.ObsInput`: a uint8 frame batch is made float32 in [0, 1] inside ``forward``).
-    ``forward`` returns ``{'logit': Q}`` of shape ``(batch, action_shape)``, as DI-engine models do.
+    ``forward`` returns ``{'logit': Q}`` of shape ``(batch, action_shape)``, as DI-engine models do. A multi-discrete
+    ``action_shape`` (a list, ``MultiDiscrete``'s ``nvec``) gives one head per branch on the shared encoder, and
+    ``logit`` is the list of their Q-values (``(batch, n_i)`` each), as DI-engine's multi-head models give them.
 
     Example:
         >>> model = DQN(obs_shape=4, action_shape=2, encoder_hidden_size_list=[128, 128, 64])
@@ -33,6 +35,8 @@ class DQN(nn.Module):
         >>> frames = DQN((4, 84, 84), 6, [32, 64, 64, 512], obs_dtype='uint8', obs_range=[0, 255])
         >>> frames(torch.zeros(1, 4, 84, 84, dtype=torch.uint8))['logit'].shape
         torch.Size([1, 6])
+        >>> [q.shape for q in DQN(obs_shape=4, action_shape=[3, 2])(torch.zeros(5, 4))['logit']]
+        [torch.Size([5, 3]), torch.Size([5, 2])]
     """
 
     def __init__(
@@ -51,7 +55,9 @@ class DQN(nn.Module):
         super().__init__()
         self.obs_input = ObsInput(type(self).__name__, obs_shape, obs_dtype, obs_range)
         self.obs_shape = self.obs_input.obs_shape
-        self.action_num = action_count(action_shape)
+        self.action_nums = action_counts(action_shape)
+        self.action_num = sum(self.action_nums)
+        self.action_shape = action_shape
         if not isinstance(head_layer_num, int) or isinstance(head_layer_num, bool) or head_layer_num < 0:
             raise ConfigError(f"head_layer_num must be an int >= 0, got {head_layer_num!r}")
         self.encoder = build_encoder(obs_shape, encoder_hidden_size_list, activation)
@@ -63,10 +69,18 @@ class DQN(nn.Module):
         self.projection: nn.Module = nn.Identity() if head_hidden_size == size else nn.Linear(size, head_hidden_size)
         head_cls = DuelingHead if dueling else DiscreteHead
         self.noise = bool(noise)
-        self.head = head_cls(head_hidden_size, self.action_num, head_layer_num, activation, noise=self.noise)
+        heads = [head_cls(head_hidden_size, n, head_layer_num, activation, noise=self.noise) for n in self.action_nums]
+        self.multi_discrete = isinstance(action_shape, (list, tuple)) and len(self.action_nums) > 1
+        if self.multi_discrete:
+            self.heads = nn.ModuleList(heads)
+        else:
+            self.head = heads[0]
 
-    def forward(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
-        return {"logit": self.head(self.projection(self.encoder(self.obs_input(obs))))}
+    def forward(self, obs: torch.Tensor) -> dict[str, Any]:
+        features = self.projection(self.encoder(self.obs_input(obs)))
+        if self.multi_discrete:
+            return {"logit": [head(features) for head in self.heads]}
+        return {"logit": self.head(features)}
 
 
 class PerActionOutputs(nn.Module):

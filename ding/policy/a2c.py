@@ -8,11 +8,11 @@ from typing import Any, ClassVar
 import torch
 from torch import nn
 
-from ding.config.policy_sections import evaluator_section, learner_section
+from ding.config.policy_registry import POLICY_REGISTRY
+from ding.config.policy_sections import NO_PRIORITY, evaluator_section, learner_section
 from ding.model.vac import ACTION_SPACES
 from ding.policy.model_keys import width
 from ding.policy.ppo import PPOPolicy
-from ding.policy.registry import POLICY_REGISTRY
 from ding.utils.accepts import count, fixed, fraction, non_negative, one_of, optional, positive, satisfying
 from ding.utils.value_rules import UnitFloat, conforms
 
@@ -73,8 +73,8 @@ class A2CPolicy(PPOPolicy):
     config: ClassVar[dict[str, Any]] = {
         "cuda": False,
         "on_policy": fixed(True, note="A2C learns on-policy"),
-        "priority": fixed(False, note="prioritized replay is not supported"),
-        "priority_IS_weight": fixed(False, note="prioritized replay is not supported"),
+        "priority": fixed(False, note=NO_PRIORITY),
+        "priority_IS_weight": fixed(False, note=NO_PRIORITY),
         "action_space": one_of(*ACTION_SPACES, default="discrete"),
         "model": {
             **PPOPolicy.config["model"],

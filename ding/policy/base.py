@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 
 from easydict import EasyDict
 
-from ding.config.di_engine_keys import common_declarations, without_inert_keys
+from ding.config.policy_sections import common_declarations
 from ding.config.shapes import MODEL_SPEC_KEYS, with_model_spec_keys
 from ding.errors import ConfigError
 from ding.policy.nstep import NStepRule
@@ -79,13 +79,16 @@ class Policy(ABC):
     @classmethod
     def merge_config(cls, cfg: Mapping[str, Any] | None = None) -> EasyDict:
         """``cfg`` (a ``policy`` section) merged into :meth:`default_config` strictly and held to what each key
-        accepts: the config an instance runs."""
+        accepts: the config an instance runs.
+
+        ``cfg`` is in ding's terms, as a compiled config's section is; a section in DI-engine's layout is read into
+        them by ``ding.config.compile_config`` (:mod:`ding.config.di_engine.layout`)."""
         if cfg is not None and not isinstance(cfg, Mapping):
             raise ConfigError(f"policy config must be a dict, got {type(cfg).__name__} {cfg!r}")
         user = {key: value for key, value in dict(cfg or {}).items() if key not in NAME_KEYS}
         declared = cls.declared_for(user)
         defaults = plain_defaults(declared)
-        merged = deep_merge_dicts(defaults, without_inert_keys(user, defaults), strict=True, path="policy")
+        merged = deep_merge_dicts(defaults, user, strict=True, path="policy")
         check_values(declared, merged, "policy")
         config = EasyDict(merged)
         cls.check_config(config)

@@ -8,10 +8,10 @@ from typing import Any, ClassVar
 import torch
 from torch import nn
 
+from ding.config.policy_registry import POLICY_REGISTRY
 from ding.model.c51 import c51_from_config
 from ding.policy.dqn import DQNPolicy
 from ding.policy.model_keys import ACTIVATION, layers, width, widths
-from ding.policy.registry import POLICY_REGISTRY
 from ding.utils.accepts import count, number, optional
 
 
@@ -42,13 +42,23 @@ def categorical_projection(
     return torch.einsum("bi,bij->bj", next_dist, share)
 
 
+def categorical_td_errors(log_dist: torch.Tensor, target_dist: torch.Tensor) -> torch.Tensor:
+    """Each sample's cross-entropy ``-sum_j target_j * log p_j`` of its taken action's distribution against its target
+    (``(batch,)``: the loss and, with prioritized replay, the new priority).
+
+    >>> categorical_td_errors(torch.log(torch.tensor([[0.5, 0.5], [1.0, 1e-9]])), torch.tensor([[1.0, 0.0]] * 2))
+    tensor([0.6931, -0.0000])
+    """
+    return -(target_dist * log_dist).sum(-1)
+
+
 def categorical_td_loss(log_dist: torch.Tensor, target_dist: torch.Tensor) -> torch.Tensor:
-    """Mean cross-entropy ``-sum_j target_j * log p_j`` of the taken actions' distributions against the targets.
+    """The mean of :func:`categorical_td_errors` over the batch.
 
     >>> categorical_td_loss(torch.log(torch.tensor([[0.5, 0.5]])), torch.tensor([[1.0, 0.0]])).item()
     0.6931471824645996
     """
-    return -(target_dist * log_dist).sum(-1).mean()
+    return categorical_td_errors(log_dist, target_dist).mean()
 
 
 @POLICY_REGISTRY.register("c51")
@@ -112,10 +122,10 @@ class C51Policy(DQNPolicy):
         return categorical_projection(chosen, data["reward"], data["discount"], self._done_mask(data), self.support)
 
     def _loss(self, data: Mapping[str, torch.Tensor]) -> tuple[torch.Tensor, float, float]:
-        """The cross-entropy of the taken actions' distributions against :meth:`target_distribution`."""
+        """Each sample's cross-entropy of its taken action's distribution against :meth:`target_distribution`."""
         target = self.target_distribution(data)
         out = self._model(data["obs"])
         rows = torch.arange(len(data["action"]), device=self._device)
-        loss = categorical_td_loss(out["log_distribution"][rows, data["action"]], target)
+        loss = categorical_td_errors(out["log_distribution"][rows, data["action"]], target)
         q_value = float(out["logit"][rows, data["action"]].mean().item())
         return loss, q_value, float((target * self.support).sum(-1).mean().item())

@@ -10,11 +10,11 @@ import torch
 from easydict import EasyDict
 from torch import nn
 
-from ding.config.policy_sections import evaluator_section, learner_section, replay_buffer_section
+from ding.config.policy_registry import POLICY_REGISTRY
+from ding.config.policy_sections import NO_PRIORITY, evaluator_section, learner_section, replay_buffer_section
 from ding.errors import ConfigError
 from ding.model.deterministic_qac import DeterministicQAC, deterministic_qac_from_config
 from ding.policy.model_keys import ACTIVATION, layers, width
-from ding.policy.registry import POLICY_REGISTRY
 from ding.policy.replay_actor_critic import ReplayActorCritic
 from ding.policy.replay_batch import collate_transitions, transition
 from ding.utils.accepts import count, fixed, fraction, non_negative, number, optional, positive, sizes
@@ -52,8 +52,8 @@ class DDPGPolicy(ReplayActorCritic):
     config: ClassVar[dict[str, Any]] = {
         "cuda": False,
         "on_policy": fixed(False, note="DDPG and TD3 learn off-policy"),
-        "priority": fixed(False, note="prioritized replay is not supported"),
-        "priority_IS_weight": fixed(False, note="prioritized replay is not supported"),
+        "priority": fixed(False, note=NO_PRIORITY),
+        "priority_IS_weight": fixed(False, note=NO_PRIORITY),
         "random_collect_size": count(25000, low=0),
         "transition_with_policy_data": fixed(False, note="transitions keep the action alone"),
         "action_space": fixed("continuous", note="the actor gives Box actions; 'hybrid' action spaces are not here"),

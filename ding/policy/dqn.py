@@ -8,11 +8,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from easydict import EasyDict
 from torch import nn
 
-from ding.config.policy_sections import evaluator_section, learner_section, replay_buffer_section
+from ding.config.policy_registry import POLICY_REGISTRY
+from ding.config.policy_sections import PRIORITY_KEYS, evaluator_section, learner_section, replay_buffer_section
 from ding.errors import ConfigError
 from ding.model.dqn import model_from_config
 from ding.model.noisy import resample_noise, set_noise
@@ -22,9 +22,8 @@ from ding.policy.exploration import eps_section, epsilon_from_config
 from ding.policy.model_keys import ACTIVATION, built_within_memory, layers, width, widths
 from ding.policy.nstep import NStepRule, double_dqn_target
 from ding.policy.obs_batch import obs_tensor
-from ding.policy.registry import POLICY_REGISTRY
-from ding.policy.replay_batch import collate_transitions, done_mask, soft_update, transition
-from ding.utils.accepts import count, fixed, fraction, optional, positive
+from ding.policy.replay_batch import IS_WEIGHT, collate_transitions, done_mask, soft_update, transition
+from ding.utils.accepts import count, fixed, fraction, optional, plain_defaults, positive
 
 
 @POLICY_REGISTRY.register("dqn")
@@ -40,6 +39,12 @@ class DQNPolicy(Policy):
     - ``noisy_net`` with ``model.noise`` (DI-engine's keys) makes a noisy network: the head's layers carry learned
       Gaussian weight noise, drawn afresh before every update and on while collecting and learning (off in
       evaluation); collection acts on the noise of the latest update.
+    - ``priority`` (DI-engine's prioritized replay): the replay buffer draws samples in proportion to their priority
+      (``other.replay_buffer``'s ``alpha``, ``beta``, ``anneal_step``), each update returns every sample's loss as
+      its new priority, and ``priority_IS_weight`` weighs each sample's loss by its importance-sampling weight.
+    - A multi-discrete action (``model.action_shape`` a list) has one Q head per branch; each branch acts greedily
+      on its own Q-values (one epsilon draw per env decides whether every branch acts at random) and its TD error is
+      averaged over the branches.
     - ``cuda=True`` runs on the first CUDA device (on the CPU, with a warning, where there is none).
 
     Example:
@@ -56,8 +61,8 @@ class DQNPolicy(Policy):
     config: ClassVar[dict[str, Any]] = {
         "cuda": False,
         "on_policy": fixed(False, note="DQN and its variants learn off-policy"),
-        "priority": fixed(False, note="prioritized replay is not supported"),
-        "priority_IS_weight": fixed(False, note="prioritized replay is not supported"),
+        "priority": False,  # the replay buffer draws by priority (other.replay_buffer: alpha, beta, anneal_step)
+        "priority_IS_weight": False,  # each sample's loss weighed by its importance-sampling weight (needs priority)
         "noisy_net": False,  # noise on in the model's noisy layers (model.noise) while collecting and learning
         "discount_factor": fraction(0.97),
         "nstep": count(1),
@@ -81,7 +86,10 @@ class DQNPolicy(Policy):
         },
         "collect": {"n_sample": count(8), "unroll_len": fixed(1, note="samples are one step each")},
         "eval": evaluator_section(eval_freq=1000),
-        "other": {"eps": eps_section(0.95, 0.1, 10000), "replay_buffer": replay_buffer_section(10000)},
+        "other": {
+            "eps": eps_section(0.95, 0.1, 10000),
+            "replay_buffer": {**replay_buffer_section(10000), **PRIORITY_KEYS},
+        },
     }
 
     def __init__(self, cfg: Mapping[str, Any] | None = None, model: nn.Module | None = None, seed: int = 0) -> None:
@@ -115,12 +123,27 @@ class DQNPolicy(Policy):
 
     @classmethod
     def check_config(cls, cfg: EasyDict) -> None:
-        """A noisy network needs ``noisy_net`` and ``model.noise`` alike."""
+        """A noisy network needs ``noisy_net`` and ``model.noise`` alike; importance-sampling weights and the priority
+        keys need prioritized replay."""
         if cfg.noisy_net != cfg.model.noise:
             raise ConfigError(
                 f"policy.noisy_net is {cfg.noisy_net!r} but policy.model.noise is {cfg.model.noise!r}: a noisy network "
                 "needs both (model.noise builds the noisy layers, noisy_net turns their noise on); set both or neither"
             )
+        if cfg.priority_IS_weight and not cfg.priority:
+            raise ConfigError(
+                "policy.priority_IS_weight is True but policy.priority is False: importance-sampling weights correct "
+                "prioritized sampling; set priority=True or priority_IS_weight=False"
+            )
+        if not cfg.priority:
+            defaults = plain_defaults(PRIORITY_KEYS)
+            changed = [key for key, value in defaults.items() if cfg.other.replay_buffer[key] != value]
+            if changed:
+                raise ConfigError(
+                    f"policy.other.replay_buffer.{changed[0]} is {cfg.other.replay_buffer[changed[0]]!r} but "
+                    "policy.priority is False: it applies to prioritized replay only; set priority=True or leave "
+                    f"{changed[0]} out"
+                )
 
     # ----- modes ---------------------------------------------------------------------------------
     @property
@@ -136,27 +159,26 @@ class DQNPolicy(Policy):
     def _obs_tensor(self, observations: Sequence[Any]) -> torch.Tensor:
         return obs_tensor(observations, self._device)
 
-    def _q_values(self, obs: Mapping[int, Any], noise: bool) -> tuple[list[int], np.ndarray]:
+    def _q_values(self, obs: Mapping[int, Any], noise: bool) -> tuple[list[int], list[np.ndarray]]:
+        """The env ids and, per action branch (one unless the action is multi-discrete), their Q-values."""
         if not obs:
             raise ValueError("no observations to act on: the dict {env_id: obs} is empty")
         env_ids = list(obs)
         if self._cfg.noisy_net:
             set_noise(self._model, noise)
         with torch.no_grad():
-            q = self._model(self._obs_tensor([obs[env_id] for env_id in env_ids]))["logit"]
-        return env_ids, q.cpu().numpy()
+            logit = self._model(self._obs_tensor([obs[env_id] for env_id in env_ids]))["logit"]
+        return env_ids, [q.cpu().numpy() for q in branches(logit)]
 
     def _forward_collect(self, obs: Mapping[int, Any], eps: float = 0.0) -> dict[int, dict[str, Any]]:
-        env_ids, q = self._q_values(obs, noise=True)
-        actions = q.argmax(axis=-1)
+        env_ids, qs = self._q_values(obs, noise=True)
         explore = self._rng.random(len(env_ids)) < eps
-        random_actions = self._rng.integers(0, q.shape[-1], len(env_ids))
-        actions = np.where(explore, random_actions, actions)
-        return {env_id: {"action": int(actions[i]), "logit": q[i]} for i, env_id in enumerate(env_ids)}
+        actions = [np.where(explore, self._rng.integers(0, q.shape[-1], len(env_ids)), q.argmax(axis=-1)) for q in qs]
+        return _outputs(env_ids, actions, qs)
 
     def _forward_eval(self, obs: Mapping[int, Any]) -> dict[int, dict[str, Any]]:
-        env_ids, q = self._q_values(obs, noise=False)
-        return {env_id: {"action": int(q[i].argmax()), "logit": q[i]} for i, env_id in enumerate(env_ids)}
+        env_ids, qs = self._q_values(obs, noise=False)
+        return _outputs(env_ids, [q.argmax(axis=-1) for q in qs], qs)
 
     def _collect_kwargs(self, env_step: int) -> dict[str, Any]:
         """The epsilon at ``env_step``: 1 (uniform random actions) for the first ``random_collect_size`` steps."""
@@ -175,12 +197,17 @@ class DQNPolicy(Policy):
         return collate_transitions(batch, self._obs_tensor, self._device, discrete=True)
 
     def td_target(self, data: Mapping[str, torch.Tensor]) -> torch.Tensor:
-        """The n-step double-DQN target of a collated batch (no gradient)."""
+        """The n-step double-DQN target of a collated batch (no gradient): ``(batch,)``, or ``(batch, branches)`` for
+        a multi-discrete action."""
         done = self._done_mask(data)
         with torch.no_grad():
-            next_online = self._model(data["next_obs"])["logit"]
-            next_target = self._target_model(data["next_obs"])["logit"]
-            return double_dqn_target(data["reward"], data["discount"], done, next_online, next_target)
+            next_online = branches(self._model(data["next_obs"])["logit"])
+            next_target = branches(self._target_model(data["next_obs"])["logit"])
+            targets = [
+                double_dqn_target(data["reward"], data["discount"], done, online, target)
+                for online, target in zip(next_online, next_target, strict=True)
+            ]
+        return targets[0] if len(targets) == 1 else torch.stack(targets, dim=-1)
 
     def _done_mask(self, data: Mapping[str, torch.Tensor]) -> torch.Tensor:
         return done_mask(data, bool(self._cfg.learn.ignore_done))
@@ -192,30 +219,54 @@ class DQNPolicy(Policy):
             best = self._model(next_obs)["logit"].argmax(dim=-1)
             return self._target_model(next_obs)[key][torch.arange(len(best), device=best.device), best]
 
-    def _forward_learn(self, batch: list[dict[str, Any]]) -> dict[str, float]:
+    def _forward_learn(self, batch: list[dict[str, Any]]) -> dict[str, Any]:
+        """One update. With ``priority`` the statistics also hold ``priority``: each sample's loss, its new
+        priority (DI-engine's)."""
         if not batch:
             raise ValueError("cannot learn from an empty batch")
         self._renew_noise()
-        loss, q_value, target_value = self._loss(self._collate(batch))
+        data = self._collate(batch)
+        per_sample, q_value, target_value = self._loss(data)
+        loss = (per_sample * self._sample_weights(batch)).mean()
         self._optimizer.zero_grad()
         loss.backward()
         self._optimizer.step()
         self._learn_iter += 1
         self._update_target()
-        return {
+        stats: dict[str, Any] = {
             "cur_lr": float(self._optimizer.param_groups[0]["lr"]),
             "total_loss": float(loss.item()),
             "q_value": q_value,
             "target_q_value": target_value,
         }
+        if self._cfg.priority:
+            stats["priority"] = per_sample.detach().abs().cpu().tolist()
+        return stats
+
+    def _sample_weights(self, batch: Sequence[Mapping[str, Any]]) -> torch.Tensor:
+        """Each sample's weight in the loss: its importance-sampling weight with ``priority_IS_weight``, else 1."""
+        if not self._cfg.priority_IS_weight:
+            return torch.ones(len(batch), device=self._device)
+        try:
+            weights = [float(sample[IS_WEIGHT]) for sample in batch]
+        except KeyError:
+            raise ValueError(
+                f"policy.priority_IS_weight is True but a sample has no {IS_WEIGHT!r} weight: draw the batch from a "
+                "prioritized replay buffer (policy.priority=True)"
+            ) from None
+        return torch.tensor(weights, dtype=torch.float32, device=self._device)
 
     def _loss(self, data: Mapping[str, torch.Tensor]) -> tuple[torch.Tensor, float, float]:
-        """The loss of a collated batch, with the mean value of the taken actions and of their targets (logged).
-        DQN: the squared error of the taken actions' Q-values against :meth:`td_target`."""
+        """Each sample's loss (``(batch,)``, weighed and averaged by :meth:`_forward_learn`), with the mean value of
+        the taken actions and of their targets (logged). DQN: the squared error of the taken actions' Q-values against
+        :meth:`td_target` (averaged over the branches of a multi-discrete action)."""
         target = self.td_target(data)
-        q = self._model(data["obs"])["logit"]
-        q_taken = q.gather(-1, data["action"].unsqueeze(-1)).squeeze(-1)
-        return F.mse_loss(q_taken, target), float(q_taken.mean().item()), float(target.mean().item())
+        qs = branches(self._model(data["obs"])["logit"])
+        action = data["action"] if data["action"].dim() > 1 else data["action"].unsqueeze(-1)
+        q_taken = torch.stack([q.gather(-1, action[:, [b]]).squeeze(-1) for b, q in enumerate(qs)], dim=-1)
+        target = target if target.dim() > 1 else target.unsqueeze(-1)
+        per_sample = (q_taken - target).pow(2).mean(dim=-1)
+        return per_sample, float(q_taken.mean().item()), float(target.mean().item())
 
     def _renew_noise(self) -> None:
         """Before an update of a noisy network: noise on in the online and target models, freshly drawn for each."""
@@ -256,3 +307,22 @@ class DQNPolicy(Policy):
         if not isinstance(state, Mapping) or "model" not in state:
             raise ValueError(f"a {self.algorithm} state dict needs a 'model' entry (the model's state_dict)")
         self._model.load_state_dict(state["model"])
+
+
+def branches(logit: torch.Tensor | Sequence[torch.Tensor]) -> list[torch.Tensor]:
+    """A model's ``logit`` as one tensor per action branch (a multi-discrete model gives a list).
+
+    >>> [tuple(q.shape) for q in branches(torch.zeros(2, 3))], len(branches([torch.zeros(2, 3), torch.zeros(2, 4)]))
+    ([(2, 3)], 2)
+    """
+    return [logit] if isinstance(logit, torch.Tensor) else list(logit)
+
+
+def _outputs(env_ids: list[int], actions: list[np.ndarray], qs: list[np.ndarray]) -> dict[int, dict[str, Any]]:
+    """Per env, its action (an int, or one int per branch of a multi-discrete action) and Q-values."""
+    if len(qs) == 1:
+        return {env_id: {"action": int(actions[0][i]), "logit": qs[0][i]} for i, env_id in enumerate(env_ids)}
+    return {
+        env_id: {"action": np.array([a[i] for a in actions], np.int64), "logit": [q[i] for q in qs]}
+        for i, env_id in enumerate(env_ids)
+    }

@@ -11,7 +11,8 @@ import torch
 from easydict import EasyDict
 from torch import nn
 
-from ding.config.policy_sections import evaluator_section, learner_section
+from ding.config.policy_registry import POLICY_REGISTRY
+from ding.config.policy_sections import NO_PRIORITY, evaluator_section, learner_section
 from ding.config.shapes import MODEL_SPEC_KEYS
 from ding.errors import ConfigError
 from ding.model.mavac import MULTI_AGENT_SHAPE_KEYS, mavac_from_config
@@ -22,10 +23,9 @@ from ding.policy.model_keys import ACTIVATION, SIGMA_INIT, built_within_memory, 
 from ding.policy.obs_batch import obs_tensor
 from ding.policy.ppo_math import KL_TYPES, gae_advantages, kl_estimate, ppo_loss
 from ding.policy.ppo_samples import ReturnScale, recompute_advantages
-from ding.policy.registry import POLICY_REGISTRY
 from ding.utils.accepts import count, fixed, fraction, non_negative, one_of, optional, positive, satisfying, unit
+from ding.utils.checkpoint_files import CheckpointError, read_checkpoint
 from ding.utils.value_rules import PositiveFloat, UnitFloat, conforms
-from ding.worker.checkpoint import CheckpointError, read_checkpoint
 
 __all__ = ["PPOPolicy", "gae_advantages", "ppo_loss"]
 
@@ -85,8 +85,8 @@ class PPOPolicy(Policy):
     config: ClassVar[dict[str, Any]] = {
         "cuda": False,
         "on_policy": fixed(True, note="PPO learns on-policy"),
-        "priority": fixed(False, note="prioritized replay is not supported"),
-        "priority_IS_weight": fixed(False, note="prioritized replay is not supported"),
+        "priority": fixed(False, note=NO_PRIORITY),
+        "priority_IS_weight": fixed(False, note=NO_PRIORITY),
         "recompute_adv": True,
         "action_space": one_of(*ACTION_SPACES, default="discrete"),
         "nstep_return": fixed(False, note="advantages are GAE"),

@@ -8,24 +8,36 @@ from typing import Any, ClassVar
 import torch
 from torch import nn
 
+from ding.config.policy_registry import POLICY_REGISTRY
 from ding.model.qrdqn import QRDQN, qrdqn_from_config
 from ding.policy.dqn import DQNPolicy
 from ding.policy.model_keys import ACTIVATION, layers, width, widths
-from ding.policy.registry import POLICY_REGISTRY
 from ding.utils.accepts import count, non_negative, optional
 
 
 def quantile_huber_loss(quantiles: torch.Tensor, target: torch.Tensor, tau: torch.Tensor, kappa: float) -> torch.Tensor:
-    """The quantile regression loss of ``quantiles`` (``(batch, n)``, at levels ``tau``) against ``target`` samples
-    (``(batch, n')``): ``sum_i mean_j |tau_i - 1{u_ij < 0}| * H_kappa(u_ij) / kappa`` with ``u_ij = target_j -
-    quantile_i`` and ``H_kappa`` the Huber loss of threshold ``kappa`` (``kappa = 0``: the absolute error, no
-    division), averaged over the batch.
+    """The mean over the batch of :func:`quantile_huber_losses`.
 
     >>> tau = torch.tensor([0.25, 0.75])
     >>> quantile_huber_loss(torch.tensor([[0.0, 0.0]]), torch.tensor([[1.0, 1.0]]), tau, 0.0).item()  # under both
     1.0
     >>> quantile_huber_loss(torch.tensor([[0.0, 1.0]]), torch.tensor([[0.0, 1.0]]), tau, 1.0).item() > 0
     True
+    """
+    return quantile_huber_losses(quantiles, target, tau, kappa).mean()
+
+
+def quantile_huber_losses(
+    quantiles: torch.Tensor, target: torch.Tensor, tau: torch.Tensor, kappa: float
+) -> torch.Tensor:
+    """The quantile regression loss of ``quantiles`` (``(batch, n)``, at levels ``tau``) against ``target`` samples
+    (``(batch, n')``): ``sum_i mean_j |tau_i - 1{u_ij < 0}| * H_kappa(u_ij) / kappa`` with ``u_ij = target_j -
+    quantile_i`` and ``H_kappa`` the Huber loss of threshold ``kappa`` (``kappa = 0``: the absolute error, no
+    division), one per sample (``(batch,)``: the loss and, with prioritized replay, the new priority).
+
+    >>> tau = torch.tensor([0.25, 0.75])
+    >>> quantile_huber_losses(torch.tensor([[0.0, 0.0], [1.0, 1.0]]), torch.tensor([[1.0, 1.0]] * 2), tau, 0.0)
+    tensor([1., 0.])
     """
     u = target.unsqueeze(1) - quantiles.unsqueeze(2)  # (batch, n, n'): each target sample minus each quantile
     if kappa > 0:
@@ -34,7 +46,7 @@ def quantile_huber_loss(quantiles: torch.Tensor, target: torch.Tensor, tau: torc
     else:
         huber = u.abs()
     weight = (tau.view(1, -1, 1) - (u.detach() < 0).float()).abs()
-    return (weight * huber).mean(dim=2).sum(dim=1).mean()
+    return (weight * huber).mean(dim=2).sum(dim=1)
 
 
 @POLICY_REGISTRY.register("qrdqn")
@@ -85,9 +97,9 @@ class QRDQNPolicy(DQNPolicy):
         return data["reward"].unsqueeze(-1) + bootstrap.unsqueeze(-1) * chosen
 
     def _loss(self, data: Mapping[str, torch.Tensor]) -> tuple[torch.Tensor, float, float]:
-        """The quantile Huber loss of the taken actions' quantiles against :meth:`target_quantiles`."""
+        """Each sample's quantile Huber loss of its taken action's quantiles against :meth:`target_quantiles`."""
         target = self.target_quantiles(data)
         out = self._model(data["obs"])
         quantiles = out["q"][torch.arange(len(data["action"]), device=self._device), data["action"]]
-        loss = quantile_huber_loss(quantiles, target, out["tau"][0, :, 0], float(self._cfg.learn.kappa))
+        loss = quantile_huber_losses(quantiles, target, out["tau"][0, :, 0], float(self._cfg.learn.kappa))
         return loss, float(quantiles.mean().item()), float(target.mean().item())

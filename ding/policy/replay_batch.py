@@ -11,6 +11,10 @@ import numpy as np
 import torch
 from torch import nn
 
+REPLAY_INDEX, REPLAY_ID, IS_WEIGHT = "replay_buffer_idx", "replay_unique_id", "IS"
+"""Keys a prioritized replay buffer adds to each sample it draws (DI-engine's): the slot, the push number (so that
+an update for a sample evicted meanwhile is skipped) and the importance-sampling weight."""
+
 
 def transition(algorithm: str, obs: Any, timestep: Any, **policy_data: Any) -> dict[str, Any]:
     """The replay entry of one step: ``obs``, the policy's data (its ``action``, ...), ``reward``, ``next_obs`` and
@@ -40,8 +44,8 @@ def collate_transitions(
     discrete: bool,
 ) -> dict[str, torch.Tensor]:
     """Samples (transitions with their n-step ``discount``) as tensors: ``obs`` / ``next_obs`` by ``obs_batch``,
-    ``action`` int64 ``(B,)`` when ``discrete`` else float32 ``(B, k)``, and float32 ``reward``, ``done``,
-    ``discount``.
+    ``action`` int64 ``(B,)`` (``(B, branches)`` for a multi-discrete action) when ``discrete`` else float32
+    ``(B, k)``, and float32 ``reward``, ``done``, ``discount``.
 
     >>> sample = {'obs': np.zeros(2), 'next_obs': np.ones(2), 'action': 1, 'reward': 1.0, 'done': False,
     ...           'discount': 0.99}
@@ -53,8 +57,9 @@ def collate_transitions(
     def floats(key: str) -> torch.Tensor:
         return torch.tensor([float(sample[key]) for sample in batch], dtype=torch.float32, device=device)
 
-    if discrete:
-        action = torch.tensor([int(sample["action"]) for sample in batch], dtype=torch.int64, device=device)
+    if discrete:  # an int per sample, or an int per branch of a multi-discrete action
+        actions = np.stack([np.asarray(sample["action"], dtype=np.int64) for sample in batch])
+        action = torch.from_numpy(actions).to(device)
     else:
         stacked = np.stack([np.asarray(sample["action"], dtype=np.float32).reshape(-1) for sample in batch])
         action = torch.from_numpy(stacked).to(device)

@@ -9,11 +9,11 @@ import numpy as np
 import torch
 from torch import nn
 
-from ding.config.policy_sections import evaluator_section, learner_section, replay_buffer_section
+from ding.config.policy_registry import POLICY_REGISTRY
+from ding.config.policy_sections import NO_PRIORITY, evaluator_section, learner_section, replay_buffer_section
 from ding.errors import ConfigError
 from ding.model.qac import QAC, qac_from_config
 from ding.policy.model_keys import ACTIVATION, layers, width
-from ding.policy.registry import POLICY_REGISTRY
 from ding.policy.replay_batch import collate_transitions, transition
 from ding.policy.soft_actor_critic import SOFT_ACTOR_CRITIC_LEARN, SoftActorCritic
 from ding.utils.accepts import count, fixed, optional, sizes
@@ -50,8 +50,8 @@ class SACPolicy(SoftActorCritic):
     config: ClassVar[dict[str, Any]] = {
         "cuda": False,
         "on_policy": fixed(False, note="SAC learns off-policy"),
-        "priority": fixed(False, note="prioritized replay is not supported"),
-        "priority_IS_weight": fixed(False, note="prioritized replay is not supported"),
+        "priority": fixed(False, note=NO_PRIORITY),
+        "priority_IS_weight": fixed(False, note=NO_PRIORITY),
         "random_collect_size": count(10000, low=0),
         "model": {
             "twin_critic": True,

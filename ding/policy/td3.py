@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from ding.config.policy_registry import POLICY_REGISTRY
 from ding.policy.ddpg import DDPGPolicy
-from ding.policy.registry import POLICY_REGISTRY
 from ding.utils.accepts import redeclare
 
 

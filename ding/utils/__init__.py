@@ -4,7 +4,7 @@ The registries live with what they register (``ding.envs``, ``ding.policy``) and
 there on first access, since those packages import this one:
 
 >>> from ding.utils import ENV_REGISTRY
->>> ENV_REGISTRY is __import__('ding.envs.registry', fromlist=['ENV_REGISTRY']).ENV_REGISTRY
+>>> ENV_REGISTRY is __import__('ding.envs.env_registry', fromlist=['ENV_REGISTRY']).ENV_REGISTRY
 True
 """
 
@@ -17,10 +17,10 @@ from ding.utils.default_helper import deep_merge_dicts, deep_update, flatten_dic
 from ding.utils.registry import Registry
 
 _REGISTRIES: dict[str, tuple[str, str]] = {
-    "ENV_REGISTRY": ("ding.envs.registry", "ENV_REGISTRY"),
+    "ENV_REGISTRY": ("ding.envs.env_registry", "ENV_REGISTRY"),
     "ENV_WRAPPER_REGISTRY": ("ding.envs.env_wrappers", "WRAPPER_REGISTRY"),
     "ENV_MANAGER_REGISTRY": ("ding.envs.env_manager.factory", "ENV_MANAGER_REGISTRY"),
-    "POLICY_REGISTRY": ("ding.policy.registry", "POLICY_REGISTRY"),
+    "POLICY_REGISTRY": ("ding.config.policy_registry", "POLICY_REGISTRY"),
 }
 """DI-engine's registry names → (module, attribute) of ding's registry."""
 

@@ -6,6 +6,10 @@ buffer fits in memory: all from the env's spec trace and the policy's config, be
   observation) and the policy states an n-step rule; ``policy.other.replay_buffer.share_frames`` (None: decide
   so) forces it (True) or turns it off (False).
 - ``naive`` (:class:`~ding.worker.NaiveReplayBuffer`): otherwise.
+
+With ``policy.priority=True`` either kind draws by priority (:mod:`ding.worker.prioritized_buffer`:
+``PrioritizedReplayBuffer``, ``PrioritizedFrameStackReplayBuffer``) with the rule of ``policy.other.replay_buffer``'s
+``alpha``, ``beta`` and ``anneal_step``.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from ding.envs.spaces import EnvSpaces
 from ding.errors import ConfigError
 from ding.policy.nstep import NStepRule
 from ding.worker.frame_buffer import FrameStackReplayBuffer
+from ding.worker.prioritized_buffer import PrioritizedFrameStackReplayBuffer, PrioritizedReplayBuffer
+from ding.worker.priority import PriorityRule, priority_rule_of
 from ding.worker.replay_buffer import NaiveReplayBuffer, ReplayBuffer, check_capacity
 
 SpecTrace = Sequence[tuple[str, EnvSpaces]]
@@ -45,6 +51,8 @@ class ReplayPlan:
     capacity: int
     transition_nbytes: int
     reason: str
+    priority: PriorityRule | None = None
+    """The priority rule of a prioritized buffer (``policy.priority=True``), else None."""
 
     @property
     def nbytes(self) -> int:
@@ -56,7 +64,17 @@ class ReplayPlan:
 
         >>> ReplayPlan('naive', 1000, 560, 'the observation is not a frame stack').describe()
         'naive replay buffer (the observation is not a frame stack): 1,000 transitions x 560 bytes = 546.9 KiB'
+        >>> ReplayPlan('naive', 10, 600, 'x', PriorityRule()).describe()  # doctest: +NORMALIZE_WHITESPACE
+        'prioritized naive replay buffer (x; alpha 0.6, beta 0.4, anneal_step 100000): 10 transitions x 600 bytes
+        = 5.9 KiB'
         """
+        if self.priority is not None:
+            rule = self.priority
+            return (
+                f"prioritized {self.kind} replay buffer ({self.reason}; alpha {rule.alpha}, beta {rule.beta}, "
+                f"anneal_step {rule.anneal_step}): {self.capacity:,} transitions x {self.transition_nbytes:,} bytes = "
+                f"{human_bytes(self.nbytes)}"
+            )
         return (
             f"{self.kind} replay buffer ({self.reason}): {self.capacity:,} transitions x "
             f"{self.transition_nbytes:,} bytes = {human_bytes(self.nbytes)}"
@@ -117,8 +135,15 @@ def plan_replay_buffer(policy_cfg: Mapping[str, Any], nstep_rule: NStepRule | No
     else:
         kind, reason = FRAME_STACK, f"the observation is a frame stack: {step}"
     check_capacity(size, low=2 if kind == FRAME_STACK else 1)
-    buffer_cls = FrameStackReplayBuffer if kind == FRAME_STACK else NaiveReplayBuffer
-    return ReplayPlan(kind, size, buffer_cls.transition_nbytes(final), reason)
+    rule = priority_rule_of(policy_cfg)
+    buffer_cls = _buffer_class(kind, rule is not None)
+    return ReplayPlan(kind, size, buffer_cls.transition_nbytes(final), reason, rule)
+
+
+def _buffer_class(kind: str, prioritized: bool) -> Any:
+    if kind == FRAME_STACK:
+        return PrioritizedFrameStackReplayBuffer if prioritized else FrameStackReplayBuffer
+    return PrioritizedReplayBuffer if prioritized else NaiveReplayBuffer
 
 
 def build_replay_buffer(
@@ -128,7 +153,13 @@ def build_replay_buffer(
     if plan.kind == FRAME_STACK:
         if nstep_rule is None:
             raise ConfigError("the frame-sharing replay buffer needs the policy's n-step rule; the policy states none")
+        if plan.priority is not None:
+            return PrioritizedFrameStackReplayBuffer(
+                plan.capacity, env_spaces.observation, nstep_rule, plan.priority, seed=seed
+            )
         return FrameStackReplayBuffer(plan.capacity, env_spaces.observation, nstep_rule, seed=seed)
+    if plan.priority is not None:
+        return PrioritizedReplayBuffer(plan.capacity, plan.priority, seed=seed)
     return NaiveReplayBuffer(plan.capacity, seed=seed)
 
 

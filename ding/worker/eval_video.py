@@ -15,8 +15,8 @@ import shutil
 import tempfile
 
 from ding.envs.env_manager import BaseEnvManager
-from ding.envs.replay import move_unclobbered
 from ding.errors import EnvManagerError
+from ding.utils.video_files import move_unclobbered
 
 
 def eval_video_name(train_iter: int, env_id: int, episode: int, run: int = 1) -> str:

@@ -17,6 +17,7 @@ from ding.envs.env_manager import BaseEnvManager
 from ding.errors import EnvManagerError
 from ding.policy.base import EvalMode
 from ding.utils.accepts import check_value
+from ding.worker.eval_result import EvalResult
 from ding.worker.eval_video import EvalVideos
 from ding.worker.logger import LOGGER, duration_text
 
@@ -45,46 +46,6 @@ def episode_step_bound(value: Any) -> int | None:
     """
     check_value(EVALUATOR, "fail_after_episode_steps", value, BOUND_KEY)
     return value
-
-
-@dataclasses.dataclass(frozen=True)
-class EvalResult:
-    """One evaluation: the episodes' returns and what they mean for the run.
-
-    ``returns``, ``lengths`` (env steps), ``env_ids`` and ``videos`` (paths, when recorded) hold one entry per
-    episode, in the order the episodes ended.
-    """
-
-    train_iter: int
-    env_step: int
-    returns: tuple[float, ...]
-    stop_value: float | None
-    is_best: bool
-    duration: float
-    lengths: tuple[int, ...] = ()
-    env_ids: tuple[int, ...] = ()
-    videos: tuple[str, ...] = ()
-
-    @property
-    def mean(self) -> float:
-        return float(np.mean(self.returns))
-
-    @property
-    def std(self) -> float:
-        return float(np.std(self.returns))
-
-    @property
-    def max(self) -> float:
-        return float(np.max(self.returns))
-
-    @property
-    def min(self) -> float:
-        return float(np.min(self.returns))
-
-    @property
-    def stop(self) -> bool:
-        """Whether the mean return reached ``stop_value``."""
-        return self.stop_value is not None and self.mean >= self.stop_value
 
 
 class InteractionSerialEvaluator:

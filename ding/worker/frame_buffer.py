@@ -335,6 +335,7 @@ class FrameStackReplayBuffer:
         self._arrays["ready_list"][self._ready_count] = index
         self._arrays["ready_pos"][index] = self._ready_count
         self._ready_count += 1
+        self._on_ready(index)
 
     def _make_unready(self, index: int) -> None:
         ready_list, ready_pos = self._arrays["ready_list"], self._arrays["ready_pos"]
@@ -344,6 +345,13 @@ class FrameStackReplayBuffer:
         ready_pos[moved] = position
         ready_pos[index] = -1
         self._ready_count -= 1
+        self._on_unready(index)
+
+    def _on_ready(self, index: int) -> None:
+        """Slot ``index`` became drawable (a prioritized buffer gives it a priority)."""
+
+    def _on_unready(self, index: int) -> None:
+        """Slot ``index`` can no longer be drawn."""
 
     # ----- sampling ------------------------------------------------------------------------------------------
     def sample_batch(self, size: int) -> dict[str, np.ndarray] | None:

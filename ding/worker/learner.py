@@ -12,7 +12,8 @@ from typing import Any
 from ding.config.policy_sections import LEARNER_HOOK
 from ding.policy.base import LearnMode
 from ding.utils.accepts import check_values, plain_defaults
-from ding.worker.checkpoint import CheckpointError, iteration_ckpt_name, save_checkpoint
+from ding.utils.checkpoint_files import CheckpointError, iteration_ckpt_name
+from ding.worker.checkpoint import save_checkpoint
 from ding.worker.interrupt import critical_section
 from ding.worker.logger import ExperimentLogger
 
@@ -32,7 +33,7 @@ class BaseLearner:
     update once that many minutes of wall time passed since the last such checkpoint (or the start).
     A checkpoint holds the policy's state (``model``, ...) plus ``last_iter``, ``last_step`` and, when the
     caller sets them, ``last_episode`` (:attr:`episode_count`) and ``best_eval_return`` (:attr:`best_eval_return`)
-    (:func:`load_policy_state` and :func:`~ding.worker.checkpoint.checkpoint_counter` read one back); the
+    (:func:`load_policy_state` and :func:`~ding.utils.checkpoint_files.checkpoint_counter` read one back); the
     ``iteration_<N>`` ones also hold what :meth:`add_resume_state` registered (the replay buffer, for one).
     A file in ``ckpt_dir`` that this learner did not write (an earlier run's) is never replaced, except by
     ``save_checkpoint(..., replace=True)`` (the run's ``ckpt_best`` after a better evaluation). An update is a

@@ -28,10 +28,9 @@ import pathlib
 import sys
 import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import Any, TextIO
 
-if TYPE_CHECKING:
-    from ding.worker.evaluator import EvalResult
+from ding.worker.eval_result import EvalResult
 
 LOGGER = logging.getLogger("ding.serial")
 

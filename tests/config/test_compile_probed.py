@@ -14,7 +14,7 @@ from gymnasium import spaces
 
 from ding.config import compile_config
 from ding.envs import BaseEnv, BaseEnvTimestep
-from ding.envs.registry import ENV_REGISTRY
+from ding.envs.env_registry import ENV_REGISTRY
 from ding.errors import ConfigError
 
 

@@ -25,8 +25,8 @@ import pytest
 from ding.config import compile_config, read_config, save_config
 from ding.entry import serial_pipeline, serial_pipeline_onpolicy
 from ding.entry.utils import create_env_managers, create_policy, seed_env_managers
+from ding.envs.from_config import env_class
 from ding.envs.probe import spec_trace_of
-from ding.envs.registry import env_class
 from ding.errors import DingError
 from ding.utils.memory import mem_available
 from ding.worker import SampleSerialCollector

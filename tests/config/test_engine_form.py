@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 from easydict import EasyDict
 
-import dizoo.classic_control.cartpole.config.cartpole_ppo_config as cartpole_ppo
 from ding.config import compile_config, read_config, read_config_directly
 from ding.config.experiment import experiment_name
 from ding.entry.utils import compile_for_run
@@ -21,6 +20,7 @@ from ding.errors import ConfigError, UnknownNameError
 from ding.policy.dqn import DQNPolicy
 from ding.policy.ppo import PPOPolicy
 from ding.worker import BaseLearner, InteractionSerialEvaluator, NaiveReplayBuffer, SampleSerialCollector
+from dizoo.classic_control.cartpole.config import cartpole_ppo_config, cartpole_ppo_create_config
 from dizoo.classic_control.cartpole.envs.cartpole_env import CartPoleEnv
 
 CARTPOLE_MODULE = "dizoo.classic_control.cartpole.envs.cartpole_env"
@@ -39,7 +39,7 @@ def workdir(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> Iterator
 
 
 def ppo() -> tuple[EasyDict, EasyDict]:
-    return copy.deepcopy(cartpole_ppo.main_config), copy.deepcopy(cartpole_ppo.create_config)
+    return copy.deepcopy(cartpole_ppo_config), copy.deepcopy(cartpole_ppo_create_config)
 
 
 # ----- save_cfg: the experiment directory ---------------------------------------------------------

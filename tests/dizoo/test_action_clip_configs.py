@@ -1,6 +1,6 @@
 """Policies whose continuous actions are unbounded (PPO's and A2C's Gaussians) train on envs that clip them: every
-dizoo config of such a policy declares a clipping action space, and the Pendulum PPO config trains (without its
-clip key its first out-of-bounds action is refused)."""
+dizoo config of such a policy declares a clipping action space (``act_scale`` clips, as DI-engine's does), and the
+Pendulum PPO config trains (without ``act_scale`` its first out-of-bounds action is refused)."""
 
 from __future__ import annotations
 
@@ -51,8 +51,8 @@ def test_the_pendulum_ppo_config_trains(tmp_path: pathlib.Path) -> None:
     assert result.env_step >= 400
 
 
-def test_without_its_clip_key_the_first_action_outside_the_bounds_is_refused(tmp_path: pathlib.Path) -> None:
+def test_without_act_scale_the_first_action_outside_the_bounds_is_refused(tmp_path: pathlib.Path) -> None:
     with pytest.raises(
-        ActionError, match=r"env \d: action .* outside the bounds of Box\(-1\.0, 1\.0, \(1,\), float32\)"
+        ActionError, match=r"env \d: action .* outside the bounds of Box\(-2\.0, 2\.0, \(1,\), float32\)"
     ):
-        serial_pipeline_onpolicy(pendulum_ppo(env_wrapper="default"), max_env_step=4000, root=tmp_path, progress=False)
+        serial_pipeline_onpolicy(pendulum_ppo(act_scale=False), max_env_step=4000, root=tmp_path, progress=False)

@@ -15,7 +15,7 @@ import gymnasium as gym  # noqa: E402
 from gymnasium.wrappers import AtariPreprocessing, FrameStackObservation  # noqa: E402
 
 from ding.config import compile_config, read_config  # noqa: E402
-from ding.envs.env_checker import check_ding_env  # noqa: E402
+from ding.envs.checks.env_checker import check_ding_env  # noqa: E402
 from ding.errors import ConfigError  # noqa: E402
 from dizoo.atari.envs import AtariEnv, ale_games  # noqa: E402
 

@@ -15,7 +15,7 @@ from ding.envs.conversion import ClippedBox
 pytest.importorskip("Box2D")
 
 from ding.envs import DingEnvWrapper
-from ding.envs.env_checker import check_ding_env
+from ding.envs.checks.env_checker import check_ding_env
 from ding.errors import ConfigError
 from dizoo.box2d.bipedalwalker.envs import BipedalWalkerEnv
 from dizoo.box2d.lunarlander.envs import LunarLanderEnv
@@ -190,7 +190,8 @@ def test_bipedalwalker_rew_clip_raises_a_fall_to_minus_10_and_act_scale_clips() 
     cfg = {"rew_clip": True, "act_scale": True}
     declared = BipedalWalkerEnv.spaces_from_config(cfg)
     assert declared.reward == gym.spaces.Box(-10.0, np.inf, (1,), np.float32)
-    assert declared.action == gym.spaces.Box(-1.0, 1.0, (4,), np.float32)
+    assert declared.action == ClippedBox(-1.0, 1.0, (4,), np.float32)  # act_scale clips, as DI-engine's does
+    assert BipedalWalkerEnv.spaces_from_config({}).action == gym.spaces.Box(-1.0, 1.0, (4,), np.float32)
     rewards: dict[bool, list[float]] = {}
     for rew_clip in (False, True):
         env = BipedalWalkerEnv({**cfg, "rew_clip": rew_clip})
@@ -198,7 +199,7 @@ def test_bipedalwalker_rew_clip_raises_a_fall_to_minus_10_and_act_scale_clips() 
         env.reset()
         rewards[rew_clip] = []
         while True:
-            ts = env.step(np.array([1.0, 0.0, 1.0, 0.0]))  # the walker falls within about a hundred steps
+            ts = env.step(np.array([3.0, 0.0, 1.0, 0.0]))  # clipped to 1; the walker falls within ~100 steps
             rewards[rew_clip].append(float(ts.reward[0]))
             if ts.done:
                 break

@@ -21,8 +21,8 @@ carla = pytest.importorskip("carla")
 
 from ding.config import compile_config, read_config  # noqa: E402
 from ding.entry.spec import spec_trace_from_config  # noqa: E402
+from ding.envs.conformance import check_value_in_space  # noqa: E402
 from ding.envs.conversion import observation_converter  # noqa: E402
-from ding.envs.env_checker import check_value_in_space  # noqa: E402
 from ding.envs.env_wrappers import DingActionWrapper, DingObservationWrapper  # noqa: E402
 from ding.errors import ConfigError  # noqa: E402
 from dizoo.carla.driving.envs import (  # noqa: E402

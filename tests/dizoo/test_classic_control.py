@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from ding.envs import DingEnvWrapper
-from ding.envs.env_checker import check_ding_env
+from ding.envs.checks.env_checker import check_ding_env
 from ding.errors import ConfigError
 from dizoo.classic_control.acrobot.envs import AcrobotEnv
 from dizoo.classic_control.cartpole.envs import CartPoleEnv

@@ -28,7 +28,7 @@ from ding.entry.serial_entry_onpolicy import OnPolicySerialCollector
 from ding.entry.spec import spec_trace_from_config
 from ding.entry.utils import create_env_managers, create_policy
 from ding.envs.env_manager import BaseEnvManager, ManagerVectorEnv
-from ding.envs.registry import env_class
+from ding.envs.from_config import env_class
 from ding.envs.spaces import EnvSpaces, space_dtype
 from ding.worker import SampleSerialCollector
 from ding.worker.buffer_plan import FRAME_STACK, build_replay_buffer, plan_replay_buffer

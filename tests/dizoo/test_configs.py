@@ -15,7 +15,7 @@ import pytest
 from ding.config import compile_config, read_config
 from ding.entry.cli import main
 from ding.entry.spec import describe_space, spec_trace_from_config
-from ding.envs.registry import env_class
+from ding.envs.from_config import env_class
 from tests.envs.env_wrappers.test_shape_proof import assert_matches_space
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]

@@ -14,7 +14,7 @@ pytest.importorskip("mujoco")
 
 from ding.config import compile_config, save_config
 from ding.entry.cli import main
-from ding.envs.registry import env_class
+from ding.envs.from_config import env_class
 
 # env type, import name, DI-engine-style env section, a row `ding -m spec` prints, the model's action_shape
 CASES: list[tuple[str, str, dict[str, Any], str, Any]] = [

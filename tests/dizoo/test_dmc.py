@@ -11,7 +11,7 @@ from gymnasium import spaces
 
 pytest.importorskip("dm_control")
 
-from ding.envs.env_checker import check_ding_env
+from ding.envs.checks.env_checker import check_ding_env
 from ding.errors import ConfigError
 from dizoo.dmc.envs import DMCAdapter, DMCEnv, dmc_spaces
 from dizoo.dmc.envs.dmc_adapter import DMC_STATE_SIZES

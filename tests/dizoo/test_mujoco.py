@@ -17,7 +17,7 @@ pytest.importorskip("imageio")  # gymnasium's MuJoCo envs import it
 import gymnasium as gym
 
 from ding.config import compile_config
-from ding.envs.env_checker import check_ding_env
+from ding.envs.checks.env_checker import check_ding_env
 from ding.errors import ActionError, ConfigError
 from dizoo.mujoco.envs import MUJOCO_ENVS, MujocoEnv, mujoco_raw_spaces
 from dizoo.mujoco.gl import use_headless_gl

@@ -16,7 +16,7 @@ from ding.entry import eval_checkpoint, serial_pipeline
 from ding.entry.cli import main
 from ding.errors import ConfigError
 from tests.entry.test_cli import CARTPOLE, ROOT
-from tests.envs.test_replay import frame_count
+from tests.utils.test_video_files import frame_count
 
 CARTPOLE_PPO = str(ROOT / "dizoo/classic_control/cartpole/config/cartpole_ppo_config.py")
 EVAL_NAME = re.compile(r"eval_iter(\d{6})_env(\d)_ep(\d)\.mp4")

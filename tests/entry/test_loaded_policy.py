@@ -15,7 +15,7 @@ import pytest
 from ding.config import read_config
 from ding.entry import LoadedPolicy, load_policy, serial_pipeline, serial_pipeline_onpolicy
 from ding.entry.utils import compile_for_run, create_policy
-from ding.envs.registry import env_class
+from ding.envs.from_config import env_class
 from ding.errors import ConfigError
 from ding.worker import CheckpointError, load_checkpoint
 from tests.entry.test_cli import ROOT

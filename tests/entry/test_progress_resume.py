@@ -157,7 +157,7 @@ def test_progress_line_shows_the_share_done_and_an_eta() -> None:
 def starts(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
     """What each run's loop starts from: the policy's state and the counters, recorded before training."""
     recorded: list[dict[str, Any]] = []
-    execute = serial_entry._Run.execute
+    execute = serial_entry.SerialRun.execute
 
     def recording(self: Any, *args: Any) -> Any:
         recorded.append(
@@ -170,7 +170,7 @@ def starts(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
         )
         return execute(self, *args)
 
-    monkeypatch.setattr(serial_entry._Run, "execute", recording)
+    monkeypatch.setattr(serial_entry.SerialRun, "execute", recording)
     return recorded
 
 

@@ -74,7 +74,7 @@ def test_an_unknown_policy_type_lists_the_known_ones_and_what_a_config_can_do(tm
 
 
 def test_a_policy_that_does_not_say_how_it_learns_is_not_checked() -> None:
-    from ding.policy.registry import POLICY_REGISTRY
+    from ding.config.policy_registry import POLICY_REGISTRY
 
     class Quiet:
         @classmethod

@@ -21,7 +21,7 @@ import numpy as np
 from gymnasium import spaces
 
 from ding.envs import BaseEnv, BaseEnvTimestep, EnvSpaces
-from ding.envs.registry import ENV_REGISTRY
+from ding.envs.env_registry import ENV_REGISTRY
 
 OBS_SPACE = spaces.Box(0.0, 1000.0, (3,), np.float32)
 ACTION_SPACE = spaces.Discrete(3)

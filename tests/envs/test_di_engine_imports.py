@@ -11,7 +11,7 @@ import pytest
 import ding.envs
 from ding.envs import env_manager, env_wrappers
 from ding.envs.base_env import BaseEnv
-from ding.envs.gym_env import DingEnvWrapper
+from ding.envs.bridges.from_gymnasium import DingEnvWrapper
 from ding.envs.timestep import BaseEnvTimestep
 
 # name -> module of DI-engine 0.5.3's ding.envs.env package that defines it

@@ -20,7 +20,7 @@ from ding.envs.env import (
     check_step,
     demonstrate_correct_procedure,
 )
-from ding.envs.env_checker import EnvConformanceError
+from ding.errors import EnvConformanceError
 
 BOX = gym.spaces.Box(0, 10, (3,), np.int64)
 

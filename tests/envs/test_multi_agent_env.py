@@ -17,7 +17,8 @@ pytest.importorskip("mpe2")
 
 from mpe2 import simple_spread_v3
 
-from ding.envs.env_checker import check_ding_env, check_value_in_space
+from ding.envs.checks.env_checker import check_ding_env
+from ding.envs.conformance import check_value_in_space
 from ding.envs.multi_agent import ParallelEnvWrapper, ParallelEpisodeStatistics
 from ding.errors import ConfigError
 

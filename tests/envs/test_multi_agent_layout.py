@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 
-from ding.envs.env_checker import check_value_in_space
+from ding.envs.conformance import check_value_in_space
 from ding.envs.multi_agent import AgentLayout, blank, stack_space
 from ding.errors import ConfigError, EnvSpecError
 

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from ding.envs import DingEnvWrapper
+from ding.envs.bridges.to_gymnasium import GymnasiumEnv
 from ding.envs.env_manager import BaseEnvManager, create_env_manager
-from ding.envs.gymnasium_env import GymnasiumEnv
 
 sb3 = pytest.importorskip("stable_baselines3")
 from stable_baselines3.common.env_checker import check_env  # noqa: E402

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from ding.config import compile_config, read_config
-from ding.envs.registry import env_class
+from ding.envs.from_config import env_class
 from ding.errors import ConfigError
 from ding.model import C51DQN, DQN, ConvEncoder, FCEncoder, c51_from_config
 from ding.model.c51 import atom_support

@@ -76,7 +76,7 @@ def test_model_from_config_takes_a_policy_model_section() -> None:
     [
         ({"obs_shape": 0, "action_shape": 2}, r"obs_shape must be a positive int .* got 0"),
         ({"obs_shape": (1, 2, 3, 4), "action_shape": 2}, r"obs_shape \(1, 2, 3, 4\) has 4 dimensions"),
-        ({"obs_shape": 4, "action_shape": [3, 4]}, r"multi-discrete actions are not supported"),
+        ({"obs_shape": 4, "action_shape": [3, 0]}, r"action_shape must be .* or a list of them .* got \[3, 0\]"),
         ({"obs_shape": 4, "action_shape": 0}, r"action_shape must be the number of discrete actions"),
         ({"obs_shape": 4, "action_shape": 2, "encoder_hidden_size_list": []}, r"encoder_hidden_size_list must be"),
         ({"obs_shape": (3, 8, 8), "action_shape": 2, "encoder_hidden_size_list": [16]}, r"at least 2 entries"),

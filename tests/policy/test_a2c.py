@@ -12,13 +12,13 @@ import torch
 from torch import nn
 
 from ding.config import compile_config, read_config
+from ding.config.builtin_policies import BUILTIN_POLICY_MODULES
+from ding.config.policy_registry import POLICY_REGISTRY
 from ding.entry import serial_pipeline_onpolicy
 from ding.envs import BaseEnvTimestep
 from ding.errors import ConfigError
 from ding.policy.a2c import A2CPolicy, a2c_loss
-from ding.policy.builtin import BUILTIN_POLICY_MODULES
 from ding.policy.ppo import gae_advantages, ppo_loss
-from ding.policy.registry import POLICY_REGISTRY
 from ding.worker import load_checkpoint
 from tests.ding_cli import run_ding
 from tests.entry.test_cli import ROOT
@@ -214,7 +214,7 @@ def test_the_cartpole_config_compiles_strictly() -> None:
     ("cfg", "match"),
     [
         ({"on_policy": False}, r"A2C learns on-policy"),
-        ({"priority": True}, r"prioritized replay is not supported"),
+        ({"priority": True}, r"policy\.priority must be False \(prioritized replay is for the DQN family: dqn, c51, qrdqn\), got True"),
         ({"action_space": "hybrid"}, r"policy\.action_space must be one of"),
         ({"learn": {"update_per_collect": 4}}, r"update_per_collect must be 1 \(each sample is learned once.*got 4"),
         ({"learn": {"betas": [0.9]}}, r"policy\.learn\.betas must be a pair of numbers in \[0, 1\), got \[0\.9\]"),

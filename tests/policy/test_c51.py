@@ -11,14 +11,14 @@ import pytest
 import torch
 
 from ding.config import compile_config, read_config
+from ding.config.builtin_policies import BUILTIN_POLICY_MODULES
+from ding.config.policy_registry import POLICY_REGISTRY
 from ding.entry import serial_pipeline
 from ding.envs import BaseEnvTimestep
 from ding.errors import ConfigError
 from ding.model import C51DQN, DQN
-from ding.policy.builtin import BUILTIN_POLICY_MODULES
 from ding.policy.c51 import C51Policy, categorical_projection, categorical_td_loss
 from ding.policy.dqn import DQNPolicy
-from ding.policy.registry import POLICY_REGISTRY
 from ding.worker import load_checkpoint
 from tests.ding_cli import run_ding
 from tests.entry.test_cli import ROOT
@@ -172,7 +172,7 @@ def test_the_cartpole_config_compiles_strictly() -> None:
 @pytest.mark.parametrize(
     ("cfg", "error", "match"),
     [
-        ({"priority": True}, ConfigError, r"prioritized replay is not supported"),
+        ({"priority_IS_weight": True}, ConfigError, r"priority_IS_weight is True but policy\.priority is False"),
         ({"nstep": 0}, ConfigError, r"policy\.nstep must be a positive int, got 0"),
         ({"model": {"v_min": 5, "v_max": 5}}, ConfigError, r"v_min must be less than v_max"),
         ({"model": {"n_atom": 1}}, ConfigError, r"policy\.model\.n_atom must be an int >= 2, got 1"),

@@ -11,12 +11,12 @@ import pytest
 import torch
 
 from ding.config import compile_config, read_config
+from ding.config.builtin_policies import BUILTIN_POLICY_MODULES
+from ding.config.policy_registry import POLICY_REGISTRY, learns_on_policy
 from ding.entry import serial_pipeline
 from ding.errors import ConfigError
 from ding.model.deterministic_qac import DeterministicQAC, deterministic_qac_from_config
-from ding.policy.builtin import BUILTIN_POLICY_MODULES
 from ding.policy.ddpg import DDPGPolicy
-from ding.policy.registry import POLICY_REGISTRY, learns_on_policy
 from ding.policy.td3 import TD3Policy
 from tests.entry.test_cli import ROOT
 

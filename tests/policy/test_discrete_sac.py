@@ -12,13 +12,13 @@ import pytest
 import torch
 
 from ding.config import compile_config, read_config
+from ding.config.builtin_policies import BUILTIN_POLICY_MODULES
+from ding.config.policy_registry import POLICY_REGISTRY, learns_on_policy
 from ding.entry import serial_pipeline
 from ding.envs import BaseEnvTimestep
 from ding.errors import ConfigError
 from ding.model.discrete_qac import DiscreteQAC, discrete_qac_from_config
-from ding.policy.builtin import BUILTIN_POLICY_MODULES
 from ding.policy.discrete_sac import DiscreteSACPolicy
-from ding.policy.registry import POLICY_REGISTRY, learns_on_policy
 from tests.entry.test_cli import ROOT
 
 CARTPOLE_SAC = ROOT / "dizoo/classic_control/cartpole/config/cartpole_sac_config.py"

@@ -11,13 +11,13 @@ import torch
 from torch import nn
 
 from ding.config import compile_config, read_config
+from ding.config.builtin_policies import BUILTIN_POLICY_MODULES
+from ding.config.policy_registry import POLICY_REGISTRY
 from ding.envs import BaseEnvTimestep
 from ding.errors import ConfigError
-from ding.policy.builtin import BUILTIN_POLICY_MODULES
 from ding.policy.dqn import DQNPolicy
 from ding.policy.exploration import epsilon_greedy
 from ding.policy.nstep import double_dqn_target, nstep_samples
-from ding.policy.registry import POLICY_REGISTRY
 from tests.entry.test_cli import CARTPOLE
 
 SMALL = {"model": {"obs_shape": 4, "action_shape": 2, "encoder_hidden_size_list": [32, 32]}}
@@ -93,7 +93,9 @@ def test_cartpole_config_compiles_strictly_into_dqn_defaults() -> None:
 @pytest.mark.parametrize(
     ("cfg", "match"),
     [
-        ({"priority": True}, r"prioritized replay is not supported"),
+        ({"priority_IS_weight": True}, r"priority_IS_weight is True but policy\.priority is False"),
+        ({"other": {"replay_buffer": {"alpha": 0.7}}}, r"replay_buffer\.alpha is 0\.7 but policy\.priority is False"),
+        ({"priority": True, "other": {"replay_buffer": {"beta": 1.5}}}, r"replay_buffer\.beta must be a number in"),
         ({"on_policy": True}, r"policy\.on_policy must be False \(DQN and its variants learn off-policy\)"),
         ({"nstep": 0}, r"policy\.nstep must be a positive int, got 0"),
         ({"discount_factor": 0.0}, r"policy\.discount_factor must be a number in \(0, 1\], got 0\.0"),

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 import torch
 
+from ding.config.builtin_policies import BUILTIN_POLICY_MODULES
+from ding.config.policy_registry import POLICY_REGISTRY
 from ding.errors import ConfigError
-from ding.policy.builtin import BUILTIN_POLICY_MODULES
 from ding.policy.ppo import PPOPolicy, gae_advantages, ppo_loss
-from ding.policy.registry import POLICY_REGISTRY
 
 
 def test_gae_matches_a_hand_computation() -> None:

@@ -12,6 +12,7 @@ import torch
 from torch import nn
 
 from ding.config import compile_config
+from ding.config.di_engine.policy_keys import without_inert_keys
 from ding.errors import ConfigError
 from ding.model.vac import VAC
 from ding.policy.dqn import DQNPolicy
@@ -178,6 +179,11 @@ def test_model_keys_of_di_engine() -> None:
             PPOPolicy({"model": MODEL, key: value})
 
 
+def in_ding_terms(section: dict[str, Any]) -> dict[str, Any]:
+    """A PPO section in DI-engine's layout read into ding's terms, as ``compile_config`` reads it."""
+    return without_inert_keys(section, PPOPolicy.defaults_for(section))
+
+
 def test_keys_every_di_engine_policy_section_carries() -> None:
     section = {
         "model": {**MODEL, "activation": nn.Tanh()},
@@ -188,15 +194,17 @@ def test_keys_every_di_engine_policy_section_carries() -> None:
         "other": {},
         "command": {},
     }
-    cfg = PPOPolicy.merge_config(section)
+    cfg = PPOPolicy.merge_config(in_ding_terms(section))
     assert cfg.model.activation == "tanh" and cfg.load_path == "run/ckpt/ckpt_best.pth.tar"
     assert "multi_gpu" not in cfg.learn and "env_num" not in cfg.collect and "other" not in cfg
     assert "collector_env_num" not in cfg.collect and not {"env_num", "evaluator_env_num"} & set(cfg.eval)
     for key in ("multi_gpu", "resume_training"):
         with pytest.raises(ConfigError, match=f"policy.learn.{key} is True: "):
-            PPOPolicy.merge_config({"learn": {key: True}})
+            in_ding_terms({"learn": {key: True}})
     with pytest.raises(ConfigError, match=r"unknown config key 'policy.other'"):
-        PPOPolicy.merge_config({"other": {"replay_buffer": {}}})  # a non-empty section is still checked
+        PPOPolicy.merge_config(in_ding_terms({"other": {"replay_buffer": {}}}))  # a non-empty section is still checked
+    with pytest.raises(ConfigError, match=r"unknown config key 'policy.collect.env_num'"):
+        PPOPolicy.merge_config({"collect": {"env_num": 8}})  # a policy takes ding's terms; compile_config reads these
 
 
 def test_random_collect_size_acts_uniformly_first() -> None:

@@ -11,14 +11,14 @@ import pytest
 import torch
 
 from ding.config import compile_config, read_config
+from ding.config.builtin_policies import BUILTIN_POLICY_MODULES
+from ding.config.policy_registry import POLICY_REGISTRY
 from ding.entry import serial_pipeline
 from ding.errors import ConfigError
 from ding.model.noisy import noisy_layers
 from ding.model.qrdqn import QRDQN, qrdqn_from_config, quantile_levels
-from ding.policy.builtin import BUILTIN_POLICY_MODULES
 from ding.policy.dqn import DQNPolicy
 from ding.policy.qrdqn import QRDQNPolicy, quantile_huber_loss
-from ding.policy.registry import POLICY_REGISTRY
 from tests.entry.test_cli import ROOT
 
 CARTPOLE_QRDQN = ROOT / "dizoo/classic_control/cartpole/config/cartpole_qrdqn_config.py"

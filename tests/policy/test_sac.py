@@ -10,11 +10,11 @@ import pytest
 import torch
 
 from ding.config import compile_config, read_config
+from ding.config.builtin_policies import BUILTIN_POLICY_MODULES
+from ding.config.policy_registry import POLICY_REGISTRY
 from ding.entry import serial_pipeline
 from ding.envs import BaseEnvTimestep
 from ding.errors import ConfigError
-from ding.policy.builtin import BUILTIN_POLICY_MODULES
-from ding.policy.registry import POLICY_REGISTRY
 from ding.policy.sac import SACPolicy
 from tests.entry.test_cli import ROOT
 

@@ -22,13 +22,13 @@ import dizoo.classic_control.pendulum.envs
 import dizoo.dmc.envs
 import dizoo.mujoco.envs
 import dizoo.petting_zoo.envs  # noqa: F401  (registers the dizoo envs)
+from ding.config.builtin_policies import BUILTIN_POLICY_MODULES
+from ding.config.policy_registry import POLICY_REGISTRY
 from ding.config.shapes import MODEL_SPEC_KEYS
 from ding.envs.env_manager.factory import ENV_MANAGER_REGISTRY
-from ding.envs.registry import ENV_REGISTRY
+from ding.envs.env_registry import ENV_REGISTRY
 from ding.errors import ConfigError
 from ding.model.mavac import MULTI_AGENT_SHAPE_KEYS
-from ding.policy.builtin import BUILTIN_POLICY_MODULES
-from ding.policy.registry import POLICY_REGISTRY
 from ding.utils.accepts import (
     Accepts,
     check_value,

@@ -14,10 +14,10 @@ import pytest
 import torch
 
 import ding.utils
+from ding.config.policy_registry import POLICY_REGISTRY
 from ding.envs.env_manager.factory import ENV_MANAGER_REGISTRY
+from ding.envs.env_registry import ENV_REGISTRY
 from ding.envs.env_wrappers import WRAPPER_REGISTRY
-from ding.envs.registry import ENV_REGISTRY
-from ding.policy.registry import POLICY_REGISTRY
 from ding.utils import flatten_dict, import_module, set_pkg_seed
 from ding.utils import merge as merge_module
 from ding.utils.default_helper import deep_merge_dicts, deep_update

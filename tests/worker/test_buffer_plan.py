@@ -11,8 +11,8 @@ from gymnasium import spaces
 
 from ding.config import compile_config, read_config
 from ding.envs import DingEnvWrapper, EnvSpaces
+from ding.envs.from_config import env_class
 from ding.envs.probe import spec_trace_of
-from ding.envs.registry import env_class
 from ding.errors import ConfigError
 from ding.policy.dqn import DQNPolicy
 from ding.policy.nstep import NStepRule

@@ -10,9 +10,10 @@ import pytest
 import torch
 
 from ding.policy.nstep import NStepRule
+from ding.utils.checkpoint_files import CheckpointError
 from ding.worker import NaiveReplayBuffer
 from ding.worker.buffer_state import ARRAY_KEY, decode, decode_samples, encode, encode_samples
-from ding.worker.checkpoint import CheckpointError, save_checkpoint
+from ding.worker.checkpoint import save_checkpoint
 from ding.worker.frame_buffer import FrameStackReplayBuffer
 from ding.worker.learner import load_replay_buffer
 from tests.worker.test_frame_buffer import Episodes, space

@@ -15,7 +15,7 @@ from ding.policy.base import EvalMode
 from ding.worker import InteractionSerialEvaluator
 from ding.worker.eval_video import eval_video_name
 from dizoo.classic_control.cartpole.envs import CartPoleEnv
-from tests.envs.test_replay import frame_count
+from tests.utils.test_video_files import frame_count
 from tests.worker.envs import count_env
 
 NAME = re.compile(r"eval_iter(\d{6})_env(\d+)_ep(\d+)(_run\d+)?\.mp4")

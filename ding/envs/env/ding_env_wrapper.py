@@ -1,5 +1,5 @@
 """DI-engine's ``ding.envs.env.ding_env_wrapper``: any gymnasium env behind the ``BaseEnv`` API."""
 
-from ding.envs.gym_env import DingEnvWrapper
+from ding.envs.bridges.from_gymnasium import DingEnvWrapper
 
 __all__ = ["DingEnvWrapper"]

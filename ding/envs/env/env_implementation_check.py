@@ -1,9 +1,9 @@
 """DI-engine's env implementation checks, run on ding's conformance rules.
 
 The functions and signatures are DI-engine's (``from ding.envs.env import check_all``); the rules
-they apply are those of :mod:`ding.envs.env_checker` (values in their spaces with exact shapes and
+they apply are those of :mod:`ding.envs.checks.env_checker` (values in their spaces with exact shapes and
 dtypes, ``eval_episode_return`` at an episode's end). A broken rule raises
-:class:`~ding.envs.env_checker.EnvConformanceError`, an ``AssertionError`` as in DI-engine; an
+:class:`~ding.errors.EnvConformanceError`, an ``AssertionError`` as in DI-engine; an
 argument of the wrong type (a value that is not an array or a dict / sequence of arrays, a space
 that is not a space) raises ``TypeError``. Loops that wait for episodes to end stop with an
 ``EnvConformanceError`` after ``max_steps`` steps instead of running forever.
@@ -15,7 +15,7 @@ Example:
     >>> check_array_space(np.zeros(2, np.float64), spaces.Box(0, 1, (2,)), 'obs')
     Traceback (most recent call last):
     ...
-    ding.envs.env_checker.EnvConformanceError: obs: dtype float64, declared float32
+    ding.errors.EnvConformanceError: obs: dtype float64, declared float32
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from ding.envs.env_checker import EnvConformanceError, check_value_in_space, episode_end_problem, space_dtype_problem
+from ding.envs.conformance import check_value_in_space, episode_end_problem, space_dtype_problem
+from ding.errors import EnvConformanceError
 
 MAX_STEPS = 100_000
 """Default bound on the steps a check plays while it waits for episodes to end."""

@@ -15,12 +15,13 @@ from typing import Any
 
 from gymnasium import spaces
 
+from ding.envs.conformance import check_value_in_space
 from ding.envs.conversion import reward_converter
 from ding.envs.env_wrappers.arguments import PositiveInt
 from ding.envs.env_wrappers.base import DingWrapper, SpaceTriple, episode_began, register_wrapper
 from ding.envs.env_wrappers.episode_history import EpisodeHistory, check_recordable
 from ding.envs.spaces import reward_space_of
-from ding.errors import ConfigError
+from ding.errors import ConfigError, EnvConformanceError
 
 Transformer = Callable[[Any, EpisodeHistory], Any]
 SpaceRule = Callable[[spaces.Space[Any]], spaces.Space[Any]]
@@ -108,7 +109,7 @@ class TransformersWrapper(DingWrapper):
     :meth:`dump_history` returns copies of them.
 
     A transformer whose value does not lie in its declared space raises
-    :class:`~ding.envs.env_checker.EnvConformanceError`, naming the transformer, the value and the space.
+    :class:`~ding.errors.EnvConformanceError`, naming the transformer, the value and the space.
 
     Example:
         >>> import numpy as np
@@ -145,10 +146,6 @@ class TransformersWrapper(DingWrapper):
         return obs, act, rew
 
     def _setup(self) -> None:
-        from ding.envs.env_checker import EnvConformanceError, check_value_in_space  # env_checker needs BaseEnv
-
-        self._fails = EnvConformanceError
-        self._problem = check_value_in_space
         self._reward_value = reward_converter(self.reward_space)
         # the wrapped env's observations and rewards, the agent's actions
         self.history = EpisodeHistory(
@@ -156,15 +153,17 @@ class TransformersWrapper(DingWrapper):
         )
         self._transformers = [t for t in (getattr(self, role) for role in _ROLES) if t is not None]
 
-    def _refuse(self, role: str, reason: str, space: spaces.Space[Any]) -> Exception:
+    def _refuse(self, role: str, reason: str, space: spaces.Space[Any]) -> EnvConformanceError:
         given = getattr(self, role)
-        return self._fails(f"transformers: {role} {given!r} gave a value outside its declared space {space}: {reason}")
+        return EnvConformanceError(
+            f"transformers: {role} {given!r} gave a value outside its declared space {space}: {reason}"
+        )
 
     def _observation(self, obs: Any) -> Any:
         if self.state_transformer is None:
             return obs
         out = self.state_transformer(obs, self.history)
-        reason = self._problem(out, self.observation_space, "observation")
+        reason = check_value_in_space(out, self.observation_space, "observation")
         if reason:
             raise self._refuse("state_transformer", reason, self.observation_space)
         return out
@@ -186,7 +185,7 @@ class TransformersWrapper(DingWrapper):
         if self.action_transformer is None:
             return action
         out = self.action_transformer(action, self.history)
-        reason = self._problem(out, self.env.action_space, "action for the wrapped env")
+        reason = check_value_in_space(out, self.env.action_space, "action for the wrapped env")
         if reason:
             raise self._refuse("action_transformer", reason, self.env.action_space)
         return out

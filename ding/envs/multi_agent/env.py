@@ -20,12 +20,12 @@ import gymnasium as gym
 from easydict import EasyDict
 
 from ding.envs.base_env import env_wrapper_key
+from ding.envs.bridges.from_gymnasium import CALLERS, DingEnvWrapper
+from ding.envs.bridges.from_old_gym import call_with_env_kwargs
+from ding.envs.env_registry import ENV_REGISTRY
 from ding.envs.env_wrappers import WrapperChain, resolve_wrappers
-from ding.envs.gym_compat import call_with_env_kwargs
-from ding.envs.gym_env import CALLERS, DingEnvWrapper
 from ding.envs.multi_agent.gym_adapter import ParallelGymEnv, read_layout
 from ding.envs.multi_agent.layout import AgentLayout
-from ding.envs.registry import ENV_REGISTRY
 from ding.envs.spaces import EnvSpaces
 from ding.envs.timestep import BaseEnvTimestep
 from ding.errors import ConfigError, EnvSpecError

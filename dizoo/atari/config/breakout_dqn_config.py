@@ -35,14 +35,16 @@ breakout_dqn_config = dict(
         ),
     ),
 )
-main_config = EasyDict(breakout_dqn_config)
+breakout_dqn_config = EasyDict(breakout_dqn_config)
+main_config = breakout_dqn_config
 
 breakout_dqn_create_config = dict(
     env=dict(type="atari", import_names=["dizoo.atari.envs.atari_env"]),
     env_manager=dict(type="subprocess"),
     policy=dict(type="dqn"),
 )
-create_config = EasyDict(breakout_dqn_create_config)
+breakout_dqn_create_config = EasyDict(breakout_dqn_create_config)
+create_config = breakout_dqn_create_config
 
 if __name__ == "__main__":
     # or: ding -m serial -c breakout_dqn_config.py -s 0

@@ -35,14 +35,16 @@ pong_dqn_config = dict(
         ),
     ),
 )
-main_config = EasyDict(pong_dqn_config)
+pong_dqn_config = EasyDict(pong_dqn_config)
+main_config = pong_dqn_config
 
 pong_dqn_create_config = dict(
     env=dict(type="atari", import_names=["dizoo.atari.envs.atari_env"]),
     env_manager=dict(type="subprocess"),
     policy=dict(type="dqn"),
 )
-create_config = EasyDict(pong_dqn_create_config)
+pong_dqn_create_config = EasyDict(pong_dqn_create_config)
+create_config = pong_dqn_create_config
 
 if __name__ == "__main__":
     # or: ding -m serial -c pong_dqn_config.py -s 0

@@ -35,14 +35,16 @@ pong_dqn_ram_config = dict(
         ),
     ),
 )
-main_config = EasyDict(pong_dqn_ram_config)
+pong_dqn_ram_config = EasyDict(pong_dqn_ram_config)
+main_config = pong_dqn_ram_config
 
 pong_dqn_ram_create_config = dict(
     env=dict(type="atari", import_names=["dizoo.atari.envs.atari_env"]),
     env_manager=dict(type="subprocess"),
     policy=dict(type="dqn"),
 )
-create_config = EasyDict(pong_dqn_ram_create_config)
+pong_dqn_ram_create_config = EasyDict(pong_dqn_ram_create_config)
+create_config = pong_dqn_ram_create_config
 
 if __name__ == "__main__":
     # or: ding -m serial -c pong_dqn_ram_config.py -s 0

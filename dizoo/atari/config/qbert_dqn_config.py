@@ -35,14 +35,16 @@ qbert_dqn_config = dict(
         ),
     ),
 )
-main_config = EasyDict(qbert_dqn_config)
+qbert_dqn_config = EasyDict(qbert_dqn_config)
+main_config = qbert_dqn_config
 
 qbert_dqn_create_config = dict(
     env=dict(type="atari", import_names=["dizoo.atari.envs.atari_env"]),
     env_manager=dict(type="subprocess"),
     policy=dict(type="dqn"),
 )
-create_config = EasyDict(qbert_dqn_create_config)
+qbert_dqn_create_config = EasyDict(qbert_dqn_create_config)
+create_config = qbert_dqn_create_config
 
 if __name__ == "__main__":
     # or: ding -m serial -c qbert_dqn_config.py -s 0

@@ -57,14 +57,16 @@ cartpole_swingup_pixels_ppo_config = dict(
         eval=dict(evaluator=dict(eval_freq=1000)),
     ),
 )
-main_config = EasyDict(cartpole_swingup_pixels_ppo_config)
+cartpole_swingup_pixels_ppo_config = EasyDict(cartpole_swingup_pixels_ppo_config)
+main_config = cartpole_swingup_pixels_ppo_config
 
 cartpole_swingup_pixels_ppo_create_config = dict(
     env=dict(type="dmc", import_names=["dizoo.dmc.envs.dmc_env"]),
     env_manager=dict(type="subprocess"),
     policy=dict(type="ppo"),
 )
-create_config = EasyDict(cartpole_swingup_pixels_ppo_create_config)
+cartpole_swingup_pixels_ppo_create_config = EasyDict(cartpole_swingup_pixels_ppo_create_config)
+create_config = cartpole_swingup_pixels_ppo_create_config
 
 if __name__ == "__main__":
     # or: ding -m serial_onpolicy -c cartpole_swingup_pixels_ppo_config.py -s 0

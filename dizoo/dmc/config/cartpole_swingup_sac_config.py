@@ -39,14 +39,16 @@ cartpole_swingup_sac_config = dict(
         other=dict(replay_buffer=dict(replay_buffer_size=1000000)),
     ),
 )
-main_config = EasyDict(cartpole_swingup_sac_config)
+cartpole_swingup_sac_config = EasyDict(cartpole_swingup_sac_config)
+main_config = cartpole_swingup_sac_config
 
 cartpole_swingup_sac_create_config = dict(
     env=dict(type="dmc", import_names=["dizoo.dmc.envs.dmc_env"]),
     env_manager=dict(type="base"),
     policy=dict(type="sac"),
 )
-create_config = EasyDict(cartpole_swingup_sac_create_config)
+cartpole_swingup_sac_create_config = EasyDict(cartpole_swingup_sac_create_config)
+create_config = cartpole_swingup_sac_create_config
 
 if __name__ == "__main__":
     # or: ding -m serial -c cartpole_swingup_sac_config.py -s 0

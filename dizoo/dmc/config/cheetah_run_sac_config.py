@@ -39,14 +39,16 @@ cheetah_run_sac_config = dict(
         other=dict(replay_buffer=dict(replay_buffer_size=1000000)),
     ),
 )
-main_config = EasyDict(cheetah_run_sac_config)
+cheetah_run_sac_config = EasyDict(cheetah_run_sac_config)
+main_config = cheetah_run_sac_config
 
 cheetah_run_sac_create_config = dict(
     env=dict(type="dmc", import_names=["dizoo.dmc.envs.dmc_env"]),
     env_manager=dict(type="base"),
     policy=dict(type="sac"),
 )
-create_config = EasyDict(cheetah_run_sac_create_config)
+cheetah_run_sac_create_config = EasyDict(cheetah_run_sac_create_config)
+create_config = cheetah_run_sac_create_config
 
 if __name__ == "__main__":
     # or: ding -m serial -c cheetah_run_sac_config.py -s 0

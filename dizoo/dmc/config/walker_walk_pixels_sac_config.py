@@ -53,14 +53,16 @@ walker_walk_pixels_sac_config = dict(
         other=dict(replay_buffer=dict(replay_buffer_size=10000)),
     ),
 )
-main_config = EasyDict(walker_walk_pixels_sac_config)
+walker_walk_pixels_sac_config = EasyDict(walker_walk_pixels_sac_config)
+main_config = walker_walk_pixels_sac_config
 
 walker_walk_pixels_sac_create_config = dict(
     env=dict(type="dmc", import_names=["dizoo.dmc.envs.dmc_env"]),
     env_manager=dict(type="base"),
     policy=dict(type="sac"),
 )
-create_config = EasyDict(walker_walk_pixels_sac_create_config)
+walker_walk_pixels_sac_create_config = EasyDict(walker_walk_pixels_sac_create_config)
+create_config = walker_walk_pixels_sac_create_config
 
 if __name__ == "__main__":
     # or: ding -m serial -c walker_walk_pixels_sac_config.py -s 0

@@ -38,14 +38,16 @@ halfcheetah_sac_config = dict(
         other=dict(replay_buffer=dict(replay_buffer_size=1000000)),
     ),
 )
-main_config = EasyDict(halfcheetah_sac_config)
+halfcheetah_sac_config = EasyDict(halfcheetah_sac_config)
+main_config = halfcheetah_sac_config
 
 halfcheetah_sac_create_config = dict(
     env=dict(type="mujoco", import_names=["dizoo.mujoco.envs.mujoco_env"]),
     env_manager=dict(type="base"),
     policy=dict(type="sac"),
 )
-create_config = EasyDict(halfcheetah_sac_create_config)
+halfcheetah_sac_create_config = EasyDict(halfcheetah_sac_create_config)
+create_config = halfcheetah_sac_create_config
 
 if __name__ == "__main__":
     # or: ding -m serial -c halfcheetah_sac_config.py -s 0

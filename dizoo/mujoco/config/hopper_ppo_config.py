@@ -11,7 +11,6 @@ hopper_ppo_config = dict(
     exp_name="hopper_ppo_seed0",
     env=dict(
         env_id="Hopper-v5",
-        action_clip=True,  # PPO's Gaussian actions are unbounded: clip them into the bounds (else refused)
         collector_env_num=8,
         evaluator_env_num=8,
         n_evaluator_episode=8,
@@ -45,14 +44,16 @@ hopper_ppo_config = dict(
         eval=dict(evaluator=dict(eval_freq=5000)),
     ),
 )
-main_config = EasyDict(hopper_ppo_config)
+hopper_ppo_config = EasyDict(hopper_ppo_config)
+main_config = hopper_ppo_config
 
 hopper_ppo_create_config = dict(
     env=dict(type="mujoco", import_names=["dizoo.mujoco.envs.mujoco_env"]),
     env_manager=dict(type="base"),
     policy=dict(type="ppo"),
 )
-create_config = EasyDict(hopper_ppo_create_config)
+hopper_ppo_create_config = EasyDict(hopper_ppo_create_config)
+create_config = hopper_ppo_create_config
 
 if __name__ == "__main__":
     # or: ding -m serial_onpolicy -c hopper_ppo_config.py -s 0

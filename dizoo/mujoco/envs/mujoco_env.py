@@ -22,6 +22,7 @@ from ding.envs.env_wrappers import WrapperChain
 from ding.envs.env_wrappers.normalization import ClipRange
 from ding.errors import ConfigError
 from ding.utils.accepts import Accepts, count, optional, typed, unit
+from dizoo.act_scale import ACT_SCALE_STEPS
 from dizoo.env_ids import check_env_id
 from dizoo.flags import bool_flag
 from dizoo.gif_replay import GIF_REPLAY_CONFIG, gif_replay_dir, with_gif_replay
@@ -165,8 +166,11 @@ class MujocoEnv(DingEnvWrapper):
       the env's own rewards.
     - ``delay_reward_step``: above 1, rewards are held back and released as sums every that many steps and at
       the episode's end (``delay_reward``).
-    - ``act_scale``: the agent acts in [-1, 1] through ``normalized_action`` (which also clips).
-    - ``action_clip``: clip the agent's actions to the action bounds (``continuous_action_clip``).
+    - ``act_scale`` (ding's key, default True): the agent acts in [-1, 1], clipped into it, then mapped onto the
+      bounds (:data:`~dizoo.act_scale.ACT_SCALE_STEPS`; DI-engine's MuJoCo envs take any action, which the simulator
+      clamps, so an action outside is clipped, not refused).
+    - ``action_clip``: clip the agent's actions to the action bounds (``continuous_action_clip``; ``act_scale``
+      clips already).
     - ``action_bins_per_branch``: n > 1 makes each action dimension a choice of n evenly spaced values from its
       low to its high bound (``discrete_action``: ``MultiDiscrete([n] * k)``), DI-engine's mapping for
       branching policies.
@@ -231,9 +235,7 @@ class MujocoEnv(DingEnvWrapper):
     @classmethod
     def action_steps(cls, cfg: Mapping[str, Any]) -> list[Any]:
         """The wrapper steps between the agent's actions and the simulator's (outermost last)."""
-        steps: list[Any] = []
-        if bool_flag(cfg, "act_scale", "mujoco", default=True):
-            steps.append("normalized_action")
+        scale = bool_flag(cfg, "act_scale", "mujoco", default=True)
         bins = cfg.get("action_bins_per_branch")
         clip = bool_flag(cfg, "action_clip", "mujoco")
         if bins is not None:
@@ -242,10 +244,10 @@ class MujocoEnv(DingEnvWrapper):
                     "mujoco: action_clip=True with action_bins_per_branch: discrete actions always map onto values "
                     "within the bounds, so there is nothing to clip; leave action_clip False"
                 )
-            steps.append({"type": "discrete_action", "kwargs": {"bins": bins}})
-        elif clip:
-            steps.append("continuous_action_clip")
-        return steps
+            return [*(["normalized_action"] if scale else []), {"type": "discrete_action", "kwargs": {"bins": bins}}]
+        if scale:  # clips as well (as DI-engine's MuJoCo envs take any action: the simulator clamps it)
+            return list(ACT_SCALE_STEPS)
+        return ["continuous_action_clip"] if clip else []
 
     def _make_raw_env(self, render: bool = False) -> gym.Env[Any, Any]:
         kwargs = dict(self._cfg.env_kwargs or {})

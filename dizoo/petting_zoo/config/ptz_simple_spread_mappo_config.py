@@ -49,14 +49,16 @@ ptz_simple_spread_mappo_config = dict(
         eval=dict(evaluator=dict(eval_freq=20)),
     ),
 )
-main_config = EasyDict(ptz_simple_spread_mappo_config)
+ptz_simple_spread_mappo_config = EasyDict(ptz_simple_spread_mappo_config)
+main_config = ptz_simple_spread_mappo_config
 
 ptz_simple_spread_mappo_create_config = dict(
     env=dict(type="petting_zoo", import_names=["dizoo.petting_zoo.envs.petting_zoo_simple_spread_env"]),
     env_manager=dict(type="base"),
     policy=dict(type="ppo"),
 )
-create_config = EasyDict(ptz_simple_spread_mappo_create_config)
+ptz_simple_spread_mappo_create_config = EasyDict(ptz_simple_spread_mappo_create_config)
+create_config = ptz_simple_spread_mappo_create_config
 
 if __name__ == "__main__":
     # or: ding -m serial_onpolicy -c ptz_simple_spread_mappo_config.py -s 0

@@ -45,14 +45,16 @@ ptz_simple_spread_ppo_config = dict(
         eval=dict(evaluator=dict(eval_freq=50)),
     ),
 )
-main_config = EasyDict(ptz_simple_spread_ppo_config)
+ptz_simple_spread_ppo_config = EasyDict(ptz_simple_spread_ppo_config)
+main_config = ptz_simple_spread_ppo_config
 
 ptz_simple_spread_ppo_create_config = dict(
     env=dict(type="petting_zoo", import_names=["dizoo.petting_zoo.envs.petting_zoo_simple_spread_env"]),
     env_manager=dict(type="base"),
     policy=dict(type="ppo"),
 )
-create_config = EasyDict(ptz_simple_spread_ppo_create_config)
+ptz_simple_spread_ppo_create_config = EasyDict(ptz_simple_spread_ppo_create_config)
+create_config = ptz_simple_spread_ppo_create_config
 
 if __name__ == "__main__":
     # or: ding -m serial_onpolicy -c ptz_simple_spread_ppo_config.py -s 0

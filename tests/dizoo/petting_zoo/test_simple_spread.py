@@ -13,8 +13,9 @@ pytest.importorskip("mpe2")
 
 from ding.config import compile_config, read_config
 from ding.entry import serial_pipeline_onpolicy
-from ding.envs.env_checker import check_ding_env, check_value_in_space
-from ding.envs.registry import env_class
+from ding.envs.checks.env_checker import check_ding_env
+from ding.envs.conformance import check_value_in_space
+from ding.envs.from_config import env_class
 from ding.errors import ConfigError
 from dizoo.petting_zoo.envs import PettingZooEnv
 from tests.dizoo.test_configs import ROOT

@@ -11,7 +11,6 @@ from gymnasium import spaces
 from gymnasium.envs.classic_control import CartPoleEnv
 
 from ding.envs import DingEnvWrapper
-from ding.envs.env_checker import EnvConformanceError
 from ding.envs.env_wrappers import (
     EpisodeHistory,
     TransformedSpace,
@@ -20,7 +19,7 @@ from ding.envs.env_wrappers import (
     update_shape,
     update_space,
 )
-from ding.errors import ConfigError, ShapeRuleError, SpaceKindError
+from ding.errors import ConfigError, EnvConformanceError, ShapeRuleError, SpaceKindError
 from tests.envs.env_wrappers.catalogue import make_catalogue_env
 
 

@@ -24,9 +24,9 @@ from typing import Any
 import gymnasium as gym
 
 from ding.envs.base_env import BaseEnv
+from ding.envs.bridges.from_gymnasium import DingEnvWrapper
 from ding.envs.env_manager.env_fn import env_class_of
 from ding.envs.env_wrappers import WrapperChain
-from ding.envs.gym_env import DingEnvWrapper
 from ding.envs.spaces import EnvSpaces
 
 

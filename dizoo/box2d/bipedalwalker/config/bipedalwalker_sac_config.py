@@ -36,14 +36,16 @@ bipedalwalker_sac_config = dict(
         other=dict(replay_buffer=dict(replay_buffer_size=300000)),
     ),
 )
-main_config = EasyDict(bipedalwalker_sac_config)
+bipedalwalker_sac_config = EasyDict(bipedalwalker_sac_config)
+main_config = bipedalwalker_sac_config
 
 bipedalwalker_sac_create_config = dict(
     env=dict(type="bipedalwalker", import_names=["dizoo.box2d.bipedalwalker.envs.bipedalwalker_env"]),
     env_manager=dict(type="base"),
     policy=dict(type="sac"),
 )
-create_config = EasyDict(bipedalwalker_sac_create_config)
+bipedalwalker_sac_create_config = EasyDict(bipedalwalker_sac_create_config)
+create_config = bipedalwalker_sac_create_config
 
 if __name__ == "__main__":
     # or: ding -m serial -c bipedalwalker_sac_config.py -s 0

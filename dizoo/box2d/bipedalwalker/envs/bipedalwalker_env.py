@@ -16,6 +16,7 @@ from ding.envs import ENV_REGISTRY, DingEnvWrapper, EnvSpaces
 from ding.envs.base_env import env_wrapper_key
 from ding.envs.env_wrappers import WrapperChain
 from ding.utils.accepts import count, optional
+from dizoo.act_scale import ACT_SCALE_STEPS
 from dizoo.env_ids import resolve_variant
 from dizoo.flags import bool_flag
 
@@ -42,8 +43,9 @@ class BipedalWalkerEnv(DingEnvWrapper):
     must agree. Falling ends the episode with reward -100; ``max_episode_steps=None`` picks the variant's length
     (1600 or 2000).
 
-    DI-engine's keys: ``act_scale`` maps the agent's [-1, 1] actions onto the torque bounds (``normalized_action``,
-    which also clips; the bounds are [-1, 1] already); ``rew_clip`` raises rewards below -10 to -10
+    DI-engine's keys: ``act_scale`` clips the agent's actions into [-1, 1] and maps them onto the torque bounds
+    (:data:`~dizoo.act_scale.ACT_SCALE_STEPS`: an action outside is clipped, not refused; the bounds are [-1, 1]
+    already); ``rew_clip`` raises rewards below -10 to -10
     (``clip_reward``, in training and evaluation; ``info['eval_episode_return']`` sums the unclipped rewards).
 
     Example:
@@ -79,7 +81,7 @@ class BipedalWalkerEnv(DingEnvWrapper):
         if bool_flag(cfg, "rew_clip", "bipedalwalker"):
             chain.append({"type": "clip_reward", "kwargs": {"low": REWARD_FLOOR, "high": math.inf, "sign": False}})
         if bool_flag(cfg, "act_scale", "bipedalwalker"):
-            chain.append("normalized_action")
+            chain.extend(ACT_SCALE_STEPS)
         return chain
 
     def _make_raw_env(self, render: bool = False) -> gym.Env[Any, Any]:

@@ -35,14 +35,16 @@ lunarlander_continuous_sac_config = dict(
         other=dict(replay_buffer=dict(replay_buffer_size=100000)),
     ),
 )
-main_config = EasyDict(lunarlander_continuous_sac_config)
+lunarlander_continuous_sac_config = EasyDict(lunarlander_continuous_sac_config)
+main_config = lunarlander_continuous_sac_config
 
 lunarlander_continuous_sac_create_config = dict(
     env=dict(type="lunarlander", import_names=["dizoo.box2d.lunarlander.envs.lunarlander_env"]),
     env_manager=dict(type="base"),
     policy=dict(type="sac"),
 )
-create_config = EasyDict(lunarlander_continuous_sac_create_config)
+lunarlander_continuous_sac_create_config = EasyDict(lunarlander_continuous_sac_create_config)
+create_config = lunarlander_continuous_sac_create_config
 
 if __name__ == "__main__":
     # or: ding -m serial -c lunarlander_continuous_sac_config.py -s 0

@@ -29,14 +29,16 @@ lunarlander_dqn_config = dict(
         ),
     ),
 )
-main_config = EasyDict(lunarlander_dqn_config)
+lunarlander_dqn_config = EasyDict(lunarlander_dqn_config)
+main_config = lunarlander_dqn_config
 
 lunarlander_dqn_create_config = dict(
     env=dict(type="lunarlander", import_names=["dizoo.box2d.lunarlander.envs.lunarlander_env"]),
     env_manager=dict(type="base"),
     policy=dict(type="dqn"),
 )
-create_config = EasyDict(lunarlander_dqn_create_config)
+lunarlander_dqn_create_config = EasyDict(lunarlander_dqn_create_config)
+create_config = lunarlander_dqn_create_config
 
 if __name__ == "__main__":
     # or: ding -m serial -c lunarlander_dqn_config.py -s 0

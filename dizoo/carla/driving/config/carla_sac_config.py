@@ -44,14 +44,16 @@ carla_sac_config = dict(
         other=dict(replay_buffer=dict(replay_buffer_size=100000)),
     ),
 )
-main_config = EasyDict(carla_sac_config)
+carla_sac_config = EasyDict(carla_sac_config)
+main_config = carla_sac_config
 
 carla_sac_create_config = dict(
     env=dict(type="carla", import_names=["dizoo.carla.driving.envs.carla_env"]),
     env_manager=dict(type="base"),
     policy=dict(type="sac"),
 )
-create_config = EasyDict(carla_sac_create_config)
+carla_sac_create_config = EasyDict(carla_sac_create_config)
+create_config = carla_sac_create_config
 
 if __name__ == "__main__":
     # or: ding -m serial -c carla_sac_config.py -s 0

@@ -28,14 +28,16 @@ acrobot_dqn_config = dict(
         ),
     ),
 )
-main_config = EasyDict(acrobot_dqn_config)
+acrobot_dqn_config = EasyDict(acrobot_dqn_config)
+main_config = acrobot_dqn_config
 
 acrobot_dqn_create_config = dict(
     env=dict(type="acrobot", import_names=["dizoo.classic_control.acrobot.envs.acrobot_env"]),
     env_manager=dict(type="base"),
     policy=dict(type="dqn"),
 )
-create_config = EasyDict(acrobot_dqn_create_config)
+acrobot_dqn_create_config = EasyDict(acrobot_dqn_create_config)
+create_config = acrobot_dqn_create_config
 
 if __name__ == "__main__":
     # or: ding -m serial -c acrobot_dqn_config.py -s 0

@@ -23,14 +23,16 @@ cartpole_a2c_config = dict(
         eval=dict(evaluator=dict(eval_freq=50)),
     ),
 )
-main_config = EasyDict(cartpole_a2c_config)
+cartpole_a2c_config = EasyDict(cartpole_a2c_config)
+main_config = cartpole_a2c_config
 
 cartpole_a2c_create_config = dict(
     env=dict(type="cartpole", import_names=["dizoo.classic_control.cartpole.envs.cartpole_env"]),
     env_manager=dict(type="base"),
     policy=dict(type="a2c"),
 )
-create_config = EasyDict(cartpole_a2c_create_config)
+cartpole_a2c_create_config = EasyDict(cartpole_a2c_create_config)
+create_config = cartpole_a2c_create_config
 
 if __name__ == "__main__":
     # or: ding -m serial_onpolicy -c cartpole_a2c_config.py -s 0

@@ -29,14 +29,16 @@ cartpole_dqn_config = dict(
         ),
     ),
 )
-main_config = EasyDict(cartpole_dqn_config)
+cartpole_dqn_config = EasyDict(cartpole_dqn_config)
+main_config = cartpole_dqn_config
 
 cartpole_dqn_create_config = dict(
     env=dict(type="cartpole", import_names=["dizoo.classic_control.cartpole.envs.cartpole_env"]),
     env_manager=dict(type="base"),
     policy=dict(type="dqn"),
 )
-create_config = EasyDict(cartpole_dqn_create_config)
+cartpole_dqn_create_config = EasyDict(cartpole_dqn_create_config)
+create_config = cartpole_dqn_create_config
 
 if __name__ == "__main__":
     # or: ding -m serial -c cartpole_dqn_config.py -s 0

@@ -33,14 +33,16 @@ cartpole_ppo_config = dict(
         eval=dict(evaluator=dict(eval_freq=100)),
     ),
 )
-main_config = EasyDict(cartpole_ppo_config)
+cartpole_ppo_config = EasyDict(cartpole_ppo_config)
+main_config = cartpole_ppo_config
 
 cartpole_ppo_create_config = dict(
     env=dict(type="cartpole", import_names=["dizoo.classic_control.cartpole.envs.cartpole_env"]),
     env_manager=dict(type="base"),
     policy=dict(type="ppo"),
 )
-create_config = EasyDict(cartpole_ppo_create_config)
+cartpole_ppo_create_config = EasyDict(cartpole_ppo_create_config)
+create_config = cartpole_ppo_create_config
 
 if __name__ == "__main__":
     # or: ding -m serial_onpolicy -c cartpole_ppo_config.py -s 0

@@ -30,14 +30,16 @@ cartpole_qrdqn_config = dict(
         ),
     ),
 )
-main_config = EasyDict(cartpole_qrdqn_config)
+cartpole_qrdqn_config = EasyDict(cartpole_qrdqn_config)
+main_config = cartpole_qrdqn_config
 
 cartpole_qrdqn_create_config = dict(
     env=dict(type="cartpole", import_names=["dizoo.classic_control.cartpole.envs.cartpole_env"]),
     env_manager=dict(type="base"),
     policy=dict(type="qrdqn"),
 )
-create_config = EasyDict(cartpole_qrdqn_create_config)
+cartpole_qrdqn_create_config = EasyDict(cartpole_qrdqn_create_config)
+create_config = cartpole_qrdqn_create_config
 
 if __name__ == "__main__":
     # or: ding -m serial -c cartpole_qrdqn_config.py -s 0

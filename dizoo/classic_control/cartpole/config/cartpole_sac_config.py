@@ -39,14 +39,16 @@ cartpole_sac_config = dict(
         ),
     ),
 )
-main_config = EasyDict(cartpole_sac_config)
+cartpole_sac_config = EasyDict(cartpole_sac_config)
+main_config = cartpole_sac_config
 
 cartpole_sac_create_config = dict(
     env=dict(type="cartpole", import_names=["dizoo.classic_control.cartpole.envs.cartpole_env"]),
     env_manager=dict(type="base"),
     policy=dict(type="discrete_sac"),
 )
-create_config = EasyDict(cartpole_sac_create_config)
+cartpole_sac_create_config = EasyDict(cartpole_sac_create_config)
+create_config = cartpole_sac_create_config
 
 if __name__ == "__main__":
     # or: ding -m serial -c cartpole_sac_config.py -s 0

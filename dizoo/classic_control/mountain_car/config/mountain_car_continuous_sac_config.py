@@ -35,14 +35,16 @@ mountain_car_continuous_sac_config = dict(
         other=dict(replay_buffer=dict(replay_buffer_size=100000)),
     ),
 )
-main_config = EasyDict(mountain_car_continuous_sac_config)
+mountain_car_continuous_sac_config = EasyDict(mountain_car_continuous_sac_config)
+main_config = mountain_car_continuous_sac_config
 
 mountain_car_continuous_sac_create_config = dict(
     env=dict(type="mountain_car", import_names=["dizoo.classic_control.mountain_car.envs.mountain_car_env"]),
     env_manager=dict(type="base"),
     policy=dict(type="sac"),
 )
-create_config = EasyDict(mountain_car_continuous_sac_create_config)
+mountain_car_continuous_sac_create_config = EasyDict(mountain_car_continuous_sac_create_config)
+create_config = mountain_car_continuous_sac_create_config
 
 if __name__ == "__main__":
     # or: ding -m serial -c mountain_car_continuous_sac_config.py -s 0

@@ -30,14 +30,16 @@ mountain_car_dqn_config = dict(
         ),
     ),
 )
-main_config = EasyDict(mountain_car_dqn_config)
+mountain_car_dqn_config = EasyDict(mountain_car_dqn_config)
+main_config = mountain_car_dqn_config
 
 mountain_car_dqn_create_config = dict(
     env=dict(type="mountain_car", import_names=["dizoo.classic_control.mountain_car.envs.mountain_car_env"]),
     env_manager=dict(type="base"),
     policy=dict(type="dqn"),
 )
-create_config = EasyDict(mountain_car_dqn_create_config)
+mountain_car_dqn_create_config = EasyDict(mountain_car_dqn_create_config)
+create_config = mountain_car_dqn_create_config
 
 if __name__ == "__main__":
     # or: ding -m serial -c mountain_car_dqn_config.py -s 0

@@ -33,14 +33,16 @@ pendulum_ddpg_config = dict(
         other=dict(replay_buffer=dict(replay_buffer_size=20000)),
     ),
 )
-main_config = EasyDict(pendulum_ddpg_config)
+pendulum_ddpg_config = EasyDict(pendulum_ddpg_config)
+main_config = pendulum_ddpg_config
 
 pendulum_ddpg_create_config = dict(
     env=dict(type="pendulum", import_names=["dizoo.classic_control.pendulum.envs.pendulum_env"]),
     env_manager=dict(type="base"),
     policy=dict(type="ddpg"),
 )
-create_config = EasyDict(pendulum_ddpg_create_config)
+pendulum_ddpg_create_config = EasyDict(pendulum_ddpg_create_config)
+create_config = pendulum_ddpg_create_config
 
 if __name__ == "__main__":
     # or: ding -m serial -c pendulum_ddpg_config.py -s 0

@@ -31,14 +31,16 @@ pendulum_dqn_config = dict(
         ),
     ),
 )
-main_config = EasyDict(pendulum_dqn_config)
+pendulum_dqn_config = EasyDict(pendulum_dqn_config)
+main_config = pendulum_dqn_config
 
 pendulum_dqn_create_config = dict(
     env=dict(type="pendulum", import_names=["dizoo.classic_control.pendulum.envs.pendulum_env"]),
     env_manager=dict(type="base"),
     policy=dict(type="dqn"),
 )
-create_config = EasyDict(pendulum_dqn_create_config)
+pendulum_dqn_create_config = EasyDict(pendulum_dqn_create_config)
+create_config = pendulum_dqn_create_config
 
 if __name__ == "__main__":
     # or: ding -m serial -c pendulum_dqn_config.py -s 0

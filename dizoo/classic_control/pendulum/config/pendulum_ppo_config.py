@@ -15,8 +15,6 @@ pendulum_ppo_config = dict(
         n_evaluator_episode=5,
         stop_value=-250,
         act_scale=True,
-        # PPO's Gaussian actions are unbounded: clip them into [-1, 1] (without this they are refused)
-        env_wrapper=["continuous_action_clip"],
     ),
     policy=dict(
         cuda=False,
@@ -43,14 +41,16 @@ pendulum_ppo_config = dict(
         eval=dict(evaluator=dict(eval_freq=500)),
     ),
 )
-main_config = EasyDict(pendulum_ppo_config)
+pendulum_ppo_config = EasyDict(pendulum_ppo_config)
+main_config = pendulum_ppo_config
 
 pendulum_ppo_create_config = dict(
     env=dict(type="pendulum", import_names=["dizoo.classic_control.pendulum.envs.pendulum_env"]),
     env_manager=dict(type="base"),
     policy=dict(type="ppo"),
 )
-create_config = EasyDict(pendulum_ppo_create_config)
+pendulum_ppo_create_config = EasyDict(pendulum_ppo_create_config)
+create_config = pendulum_ppo_create_config
 
 if __name__ == "__main__":
     # or: ding -m serial_onpolicy -c pendulum_ppo_config.py -s 0

@@ -31,14 +31,16 @@ pendulum_sac_config = dict(
         other=dict(replay_buffer=dict(replay_buffer_size=100000)),
     ),
 )
-main_config = EasyDict(pendulum_sac_config)
+pendulum_sac_config = EasyDict(pendulum_sac_config)
+main_config = pendulum_sac_config
 
 pendulum_sac_create_config = dict(
     env=dict(type="pendulum", import_names=["dizoo.classic_control.pendulum.envs.pendulum_env"]),
     env_manager=dict(type="base"),
     policy=dict(type="sac"),
 )
-create_config = EasyDict(pendulum_sac_create_config)
+pendulum_sac_create_config = EasyDict(pendulum_sac_create_config)
+create_config = pendulum_sac_create_config
 
 if __name__ == "__main__":
     # or you can enter `ding -m serial -c pendulum_sac_config.py -s 0`

@@ -15,6 +15,7 @@ from ding.envs import ENV_REGISTRY, DingEnvWrapper, EnvSpaces
 from ding.envs.base_env import env_wrapper_key
 from ding.envs.env_wrappers import WrapperChain
 from ding.utils.accepts import count, optional, typed
+from dizoo.act_scale import ACT_SCALE_STEPS
 from dizoo.action_grid import grid_action_space, grid_discrete_action
 from dizoo.env_ids import check_env_id
 from dizoo.flags import bool_flag
@@ -31,15 +32,15 @@ DISCRETE_ACTIONS = 11
 class PendulumEnv(DingEnvWrapper):
     """Swing a pendulum upright: observation (cos, sin, angular velocity), torque in [-2, 2].
 
-    - ``act_scale`` (default True, as in DI-engine): the agent acts in [-1, 1] through the ``normalized_action``
-      wrapper.
+    - ``act_scale`` (default True, as in DI-engine): the agent acts in [-1, 1], clipped into it, then mapped onto the
+      torque range (:data:`~dizoo.act_scale.ACT_SCALE_STEPS`: an action outside [-1, 1] is clipped, not refused).
     - ``continuous=False`` (DI-engine's key): ``Discrete(11)``; action ``i`` is the torque ``-2 + 0.4 i``, the
       11 evenly spaced torques from -2 to 2. As in DI-engine, with ``act_scale=False`` the 11 values span
       [-1, 1] instead (the normalized range, applied as torque unscaled).
 
     Example:
         >>> PendulumEnv.spaces_from_config({}).action
-        Box(-1.0, 1.0, (1,), float32)
+        ClippedBox(-1.0, 1.0, (1,), float32)
         >>> PendulumEnv.spaces_from_config({'continuous': False}).action
         Discrete(11)
     """
@@ -68,7 +69,7 @@ class PendulumEnv(DingEnvWrapper):
         chain = list(super().wrapper_chain(cfg) or [])  # type: ignore[arg-type]
         continuous = bool_flag(cfg, "continuous", "pendulum", default=True)
         if continuous and bool_flag(cfg, "act_scale", "pendulum", default=True):
-            chain.append("normalized_action")
+            chain.extend(ACT_SCALE_STEPS)
         return chain
 
     def _make_raw_env(self, render: bool = False) -> gym.Env[Any, Any]:
