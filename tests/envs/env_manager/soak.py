@@ -270,7 +270,7 @@ class SoakResult:
 def env_fns(kind: SoakKind, period: int | None, step_timeout: float) -> list[Any]:
     from functools import partial
 
-    from ding.envs.spare_envs import with_spare_envs
+    from ding.envs.builtin.spare_envs import with_spare_envs
 
     fns = []
     for i in range(kind.env_num):
