@@ -1,6 +1,6 @@
 """The engine protocol: how a manager's envs run.
 
-A manager (:class:`~ding.envs.env_manager.manager.BaseEnvManager`) checks what its caller passes, keeps the
+A manager (:class:`~ding.envs.env_manager.base_manager.BaseEnvManager`) checks what its caller passes, keeps the
 asynchronous API's state and answers for the envs' states through its
 :class:`~ding.envs.env_manager.ledger.EnvLedger`; its engine builds, resets, steps and closes the envs, and reports
 every result to that same ledger (it accounts each step there, and resets at once the envs the ledger says to).
@@ -98,6 +98,10 @@ class Engine(Protocol):
 
     def apply_replay(self, env_ids: Sequence[int] | None = None) -> None:
         """Turn on video recording of the envs ``env_ids`` (None: every env) into the setup's directories."""
+        ...
+
+    def check_replay(self) -> None:
+        """Refuse video recording, launched or not, when these envs cannot record (raise); else nothing."""
         ...
 
     def describe(self, name: str) -> dict[int, tuple[Any, ...]]:

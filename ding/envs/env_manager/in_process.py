@@ -206,6 +206,9 @@ class InProcessEngine:
         for env_id in env_ids if env_ids is not None else range(len(self.envs)):
             self.envs[env_id].enable_save_replay(dirs[env_id])
 
+    def check_replay(self) -> None:
+        """Envs of this process can record."""
+
     def describe(self, name: str) -> dict[int, tuple[Any, ...]]:
         return {env_id: describe_attribute(env, name) for env_id, env in enumerate(self.envs)}
 

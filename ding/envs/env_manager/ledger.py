@@ -4,13 +4,13 @@
 ledger's methods, and the ledger holds the rules that go with them: which envs take actions (and what actions they
 accept), how an ended episode is accounted (counted, reset at once or left waiting, ``DONE`` after
 ``episode_num``), and how a failure spends the env's retry budget (``max_retry`` attempts, then ``ERROR`` and the
-error raised when the call ends). The semantics are described in :mod:`ding.envs.env_manager`.
+error raised when the call ends). The semantics are described in :mod:`~ding.envs.env_manager.base_manager`.
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
@@ -108,6 +108,10 @@ class EnvLedger:
         """The states as ``id:state`` pairs, for error messages."""
         return ", ".join(f"{i}:{state.value}" for i, state in sorted(self._states.items()))
 
+    def episodes(self) -> dict[int, int]:
+        """Episodes each env has completed since the launch, by env id (a copy)."""
+        return dict(self._episodes)
+
     def all_done(self) -> bool:
         """Whether every env has played its ``episode_num`` episodes."""
         return all(state is EnvState.DONE for state in self._states.values())
@@ -151,11 +155,11 @@ class EnvLedger:
         """Take env ``env_id``'s observation away (it is being reset or stepped); returns it (None: it had none)."""
         return self._ready.pop(env_id, None)
 
-    def away(self, env_ids: Sequence[int] | set[int]) -> None:
+    def away(self, env_ids: Iterable[int]) -> None:
         """The envs are in flight: they keep their observation, but take no action until :meth:`back`."""
         self._away.update(env_ids)
 
-    def back(self, env_ids: Sequence[int] | set[int]) -> None:
+    def back(self, env_ids: Iterable[int]) -> None:
         """The envs are no longer in flight."""
         self._away.difference_update(env_ids)
 
@@ -164,8 +168,7 @@ class EnvLedger:
         """``step_batch``'s rule: every env waits for an action, and ``actions`` (when given) has a row for each."""
         if len(self._ready) != self.env_num:
             raise EnvManagerError(
-                f"step_batch needs every env waiting for an action; ready: {self.ready_ids()}, "
-                f"states: {self.summary()}"
+                f"step_batch needs every env waiting for an action; ready: {self.ready_ids()}, states: {self.summary()}"
             )
         if actions is not None and len(actions) != self.env_num:
             raise ValueError(f"step_batch() got {len(actions)} actions for {self.env_num} envs")
@@ -221,7 +224,9 @@ class EnvLedger:
         Take it before spending the retry: an env past its budget loses its observation.
         """
         info = {"abnormal": True, "error": error.summary, "traceback": error.traceback_text}
-        return BaseEnvTimestep(self._ready.get(env_id), self.zero_reward(), True, info, terminated=False, truncated=True)
+        return BaseEnvTimestep(
+            self._ready.get(env_id), self.zero_reward(), True, info, terminated=False, truncated=True
+        )
 
     def raise_fatal(self) -> None:
         """Raise the first failure past ``max_retry`` of the call that just ended (its envs are in ``ERROR``)."""

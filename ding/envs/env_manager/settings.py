@@ -70,7 +70,6 @@ IDENTITY_KEYS = ("type", "import_names", "cfg_type")
 """Keys that name the manager rather than set it: accepted by every manager constructor, then set aside."""
 
 
-
 @dataclasses.dataclass
 class ManagerSettings:
     """A manager's settings, merged once from its declared defaults and the user's config, read where they apply.
@@ -104,7 +103,9 @@ class ManagerSettings:
     def take(cls, merged: Mapping[str, Any]) -> ManagerSettings:
         """The settings of a merged config: its keys named above, and the rest as :attr:`rest`."""
         fields = [f.name for f in dataclasses.fields(cls) if f.name != "rest"]
-        return cls(**{k: merged[k] for k in fields}, rest=EasyDict({k: v for k, v in merged.items() if k not in fields}))
+        return cls(
+            **{k: merged[k] for k in fields}, rest=EasyDict({k: v for k, v in merged.items() if k not in fields})
+        )
 
     def reset_wait(self) -> float | None:
         """How long a reset may take (see :func:`reset_wait`)."""

@@ -60,7 +60,10 @@ class PoolSlot:
         self.env_spaces = task.env_spaces
 
     def __call__(self) -> Any:
-        raise EnvManagerError(f"the envs of envpool task {self.task.task_id!r} live inside the pool: none is built alone")
+        raise EnvManagerError(
+            f"the envpool manager has no env object (task {self.task.task_id!r} runs in C++): its spaces are "
+            "observation_space / action_space, read from envpool.make_spec"
+        )
 
 
 class PoolEngine:
@@ -236,6 +239,9 @@ class PoolEngine:
         self._seeded_pool = False  # applied when every env is next reset
 
     def apply_replay(self, env_ids: Sequence[int] | None = None) -> None:
+        self.check_replay()
+
+    def check_replay(self) -> None:
         raise EnvManagerError(
             "the envpool manager cannot record videos (envpool writes no episode files); record with a "
             "process manager ('subprocess') and env.replay_path"

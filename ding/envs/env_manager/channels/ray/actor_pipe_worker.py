@@ -18,7 +18,7 @@ import threading
 from multiprocessing import connection
 
 from ding.envs.env_manager.core.channel import WorkerSetup
-from ding.envs.env_manager.core.worker import _single_thread_numerics, serve_connection
+from ding.envs.env_manager.core.worker import serve_connection, single_thread_numerics
 
 
 class RayShmWorker:
@@ -27,7 +27,7 @@ class RayShmWorker:
     def __init__(self, address: str, authkey: bytes, index: int) -> None:
         import ray
 
-        _single_thread_numerics()
+        single_thread_numerics()
         conn = connection.Client(address, family="AF_UNIX", authkey=authkey)
         node = ray.get_runtime_context().get_node_id()
         conn.send_bytes(pickle.dumps((index, os.getpid(), node), protocol=pickle.HIGHEST_PROTOCOL))

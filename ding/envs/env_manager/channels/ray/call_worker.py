@@ -18,7 +18,7 @@ import os
 import pickle
 
 from ding.envs.env_manager.core.shm import BufferLayout
-from ding.envs.env_manager.core.worker import Worker, _single_thread_numerics
+from ding.envs.env_manager.core.worker import Worker, single_thread_numerics
 
 RESTARTED = b"R"
 """Reply of an actor that Ray restarted and the channel has not started up again."""
@@ -32,7 +32,7 @@ class RayEnvWorker:
     def __init__(self, env_ids: list[int], env_fns_blob: bytes) -> None:
         import cloudpickle
 
-        _single_thread_numerics()
+        single_thread_numerics()
         self._worker = Worker(env_ids, cloudpickle.loads(env_fns_blob))
         self._started = False
 
