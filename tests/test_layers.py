@@ -52,37 +52,14 @@ COMPATIBILITY: tuple[str, ...] = (
 FACES: tuple[str, ...] = ("ding.envs", "ding.envs.env_manager", "ding.envs.env_wrappers", "ding.config", "ding.utils")
 """Package faces that export DI-engine's names beside ding's: where the compatibility layer meets the user."""
 
-KNOWN_CROSSINGS: frozenset[tuple[str, str]] = frozenset(
-    {
-        # the factory registers DI-engine's V2 manager types beside ding's; it moves with the env managers' layout
-        ("ding.envs.env_manager.factory", "ding.envs.env_manager.v2"),
-    }
-)
+KNOWN_CROSSINGS: frozenset[tuple[str, str]] = frozenset()
 """Core modules that import a compatibility module today, each with its reason. The test fails when one is gone, so
 that the entry goes too."""
 
-KNOWN_CYCLES: frozenset[frozenset[str]] = frozenset(
-    {
-        # the env managers' API and bookkeeping call each other; the env managers' restructuring takes it apart
-        frozenset(
-            {
-                "ding.envs.env_manager.async_api",
-                "ding.envs.env_manager.bookkeeping",
-                "ding.envs.env_manager.manager_api",
-            }
-        ),
-    }
-)
+KNOWN_CYCLES: frozenset[frozenset[str]] = frozenset()
 """Import loops among ding's modules today. The test fails when one is gone, so that the entry goes too."""
 
-KNOWN_PRIVATE_IMPORTS: frozenset[tuple[str, str]] = frozenset(
-    {
-        # the Ray and zmq workers share the env worker's thread setup; it becomes public with the env managers' layout
-        ("ding.envs.env_manager.channels.ray.actor_pipe_worker", "_single_thread_numerics"),
-        ("ding.envs.env_manager.channels.ray.call_worker", "_single_thread_numerics"),
-        ("ding.envs.env_manager.channels.zmq.ray_worker", "_single_thread_numerics"),
-    }
-)
+KNOWN_PRIVATE_IMPORTS: frozenset[tuple[str, str]] = frozenset()
 """Private names imported from another module today (importer, name). The test fails when one is gone."""
 
 

@@ -9,6 +9,8 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from ding.envs.timestep import BaseEnvTimestep
+
 
 @dataclasses.dataclass(frozen=True)
 class BatchTimestep:
@@ -49,6 +51,28 @@ def stack_obs(items: Sequence[Any]) -> Any:
     if isinstance(first, tuple):
         return tuple(stack_obs([item[i] for item in items]) for i in range(len(first)))
     return np.stack([np.asarray(item) for item in items])
+
+
+def stack_timesteps(
+    timesteps: Mapping[int, BaseEnvTimestep], env_ids: Sequence[int], ready: Mapping[int, Any]
+) -> BatchTimestep:
+    """The timesteps of ``env_ids`` as one batch; an env's row shows its ``ready`` observation where it has one.
+
+    >>> ts = {0: BaseEnvTimestep(np.zeros(2), 1.0, True, {}), 1: BaseEnvTimestep(np.ones(2), 0.5, False, {})}
+    >>> batch = stack_timesteps(ts, [0, 1], {0: np.full(2, 7.0)})  # env 0 was reset: its row is the new first obs
+    >>> batch.obs.tolist(), batch.done.tolist(), sorted(batch.final_obs)
+    ([[7.0, 7.0], [1.0, 1.0]], [True, False], [0])
+    """
+    return BatchTimestep(
+        obs=stack_obs([ready[i] if i in ready else timesteps[i].obs for i in env_ids]),
+        reward=np.stack([np.asarray(timesteps[i].reward) for i in env_ids]),
+        done=np.array([timesteps[i].done for i in env_ids], dtype=bool),
+        terminated=np.array([timesteps[i].terminated for i in env_ids], dtype=bool),
+        truncated=np.array([timesteps[i].truncated for i in env_ids], dtype=bool),
+        info=[timesteps[i].info for i in env_ids],
+        final_obs={i: ts.obs for i, ts in timesteps.items() if ts.done},
+        env_ids=np.asarray(env_ids, dtype=np.int64),
+    )
 
 
 def empty_stack(space: spaces.Space[Any] | None) -> Any:

@@ -14,14 +14,13 @@ from ding.envs.env_manager.envpool.manager import EnvPoolEnvManager
 from ding.envs.env_manager.settings import check_import_names
 from ding.envs.env_manager.subprocess_manager import AsyncSubprocessEnvManager, SyncSubprocessEnvManager
 from ding.envs.env_manager.thread_manager import ThreadEnvManager
-from ding.envs.env_manager.v2 import BaseEnvManagerV2, SubprocessEnvManagerV2
 from ding.utils.registry import Registry
 
 ENV_MANAGER_REGISTRY: Registry[type[BaseEnvManager]] = Registry("env manager")
+"""Manager types by the names configs give them; DI-engine's V2 types register themselves
+(:mod:`ding.envs.env_manager.v2`, imported with the package)."""
 ENV_MANAGER_REGISTRY.register("base")(BaseEnvManager)
-ENV_MANAGER_REGISTRY.register("base_v2")(BaseEnvManagerV2)
 ENV_MANAGER_REGISTRY.register("subprocess")(SyncSubprocessEnvManager)
-ENV_MANAGER_REGISTRY.register("subprocess_v2")(SubprocessEnvManagerV2)
 ENV_MANAGER_REGISTRY.register("async_subprocess")(AsyncSubprocessEnvManager)
 ENV_MANAGER_REGISTRY.register("ray")(RayEnvManager)
 ENV_MANAGER_REGISTRY.register("zmq")(ZmqEnvManager)
@@ -33,8 +32,8 @@ ENV_MANAGER_REGISTRY.register("env_pool")(EnvPoolEnvManager)  # DI-engine's name
 def get_env_manager_cls(manager_cfg: Mapping[str, Any]) -> type[BaseEnvManager]:
     """The class ``manager_cfg.type`` names (default ``base``), after importing ``manager_cfg.import_names``.
 
-    >>> get_env_manager_cls({'type': 'subprocess_v2'}).__name__
-    'SubprocessEnvManagerV2'
+    >>> get_env_manager_cls({'type': 'async_subprocess'}).__name__
+    'AsyncSubprocessEnvManager'
     """
     cfg = dict(manager_cfg or {})
     manager_type = cfg.get("type") or "base"

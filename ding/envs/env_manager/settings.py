@@ -1,20 +1,25 @@
-"""What an env manager's settings accept, and the seed and replay arguments every manager takes.
+"""What an env manager's settings accept, the settings a manager runs with, and its seed and replay arguments.
 
 Each manager class declares its default settings in its ``config`` class attribute, with what each key accepts
 (:data:`MANAGER_CONFIG`, the keys every manager has; every key of DI-engine's managers has its meaning here, see
-:data:`DI_ENGINE_KEY_FATES`); :func:`check_manager_config` adds the rules between keys. This module also turns seed
-and replay arguments into per-env values.
+:data:`DI_ENGINE_KEY_FATES`); :func:`check_manager_config` adds the rules between keys. :class:`ManagerSettings`
+holds the merged values a manager and its engine read where they apply, and :class:`EnvSetup` what every env is
+built with besides its constructor (seeds and replay directories, from the arguments this module turns into
+per-env values).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from easydict import EasyDict
 
 from ding.errors import ConfigError
 from ding.utils.accepts import Accepts, count, non_negative, one_of, optional, satisfying
@@ -63,6 +68,70 @@ MANAGER_CONFIG: dict[str, Any] = {
 """The keys every env manager has: their defaults (the base manager's) and what they accept."""
 IDENTITY_KEYS = ("type", "import_names", "cfg_type")
 """Keys that name the manager rather than set it: accepted by every manager constructor, then set aside."""
+
+
+@dataclasses.dataclass
+class ManagerSettings:
+    """A manager's settings, merged once from its declared defaults and the user's config, read where they apply.
+
+    The manager and its engine share one instance, so a setting changed on the manager (DI-engine's
+    ``manager._step_timeout = 0.3``) takes effect at its next use.
+
+    >>> from ding.utils.accepts import plain_defaults
+    >>> settings = ManagerSettings.take({**plain_defaults(MANAGER_CONFIG), "reset_timeout": 8.0})
+    >>> settings.max_retry, settings.reset_wait(), settings.rest.envs_per_worker
+    (2, 8.0, 1)
+    """
+
+    episode_num: float
+    max_retry: int
+    retry_type: str
+    auto_reset: bool
+    step_timeout: float | None
+    reset_timeout: float | None
+    connect_timeout: float | None
+    retry_waiting_time: float
+    reset_inplace: bool
+    copy_on_get: bool
+    wait_num: float | None
+    step_wait_timeout: float | None
+    batch_size: int | None
+    rest: EasyDict
+    """The other keys: how workers run (``envs_per_worker``, ``shared_memory``, ``context``, a transport's own)."""
+
+    @classmethod
+    def take(cls, merged: Mapping[str, Any]) -> ManagerSettings:
+        """The settings of a merged config: its keys named above, and the rest as :attr:`rest`."""
+        fields = [f.name for f in dataclasses.fields(cls) if f.name != "rest"]
+        return cls(
+            **{k: merged[k] for k in fields}, rest=EasyDict({k: v for k, v in merged.items() if k not in fields})
+        )
+
+    def reset_wait(self) -> float | None:
+        """How long a reset may take (see :func:`reset_wait`)."""
+        return reset_wait(self.reset_timeout, self.connect_timeout)
+
+    def wait_before_retry(self) -> None:
+        """Wait ``retry_waiting_time`` seconds before a failed reset is tried again."""
+        if self.retry_waiting_time > 0:
+            time.sleep(self.retry_waiting_time)
+
+    def launch_timeout(self) -> float | None:
+        """Seconds a worker may take to start and build its envs: ``connect_timeout``, else ``reset_timeout``."""
+        return self.connect_timeout if self.connect_timeout is not None else self.reset_timeout
+
+
+@dataclasses.dataclass
+class EnvSetup:
+    """What every env is built with besides its constructor; an engine applies it whenever it builds an env."""
+
+    seeds: dict[int, int] = dataclasses.field(default_factory=dict)
+    """Seeds by env id (:func:`expand_seeds`); envs without one are not seeded."""
+    dynamic_seed: bool | None = None
+    """Passed to the envs' ``seed`` when not None (:func:`seed_env`)."""
+    replay_dirs: list[str] | None = None
+    """One video directory per env (:func:`replay_dirs`), or None: no recording."""
+
 
 DI_ENGINE_KEY_FATES: dict[str, str] = {
     "episode_num": "accepted: episodes each env plays before it is DONE (inf: no limit)",

@@ -3,22 +3,32 @@
 A worker owns ``envs_per_worker`` envs and is woken once per batch step with a one-byte message; actions,
 observations, rewards and end flags cross in shared memory laid out from the envs' declared spaces before any
 worker starts. Only info dicts and failures are pickled, and only when there are any. Everything else (faults,
-restarts, probing, exactly-once accounting) is the core's: :mod:`ding.envs.env_manager.core`.
+restarts, probing, exactly-once accounting) is the core's: :mod:`ding.envs.env_manager.core`. Both managers are
+configurations of :class:`~ding.envs.env_manager.base_manager.BaseEnvManager`: a declared config and an engine.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
+from ding.envs.env_manager.base_manager import BaseEnvManager
 from ding.envs.env_manager.channels.in_caller import InCallerChannel
 from ding.envs.env_manager.channels.pipe import LocalProcesses, PipeChannel
-from ding.envs.env_manager.core.batch_core import BatchCore
+from ding.envs.env_manager.core.batch_core import WORKER_CONFIG, worker_engine
 from ding.envs.env_manager.core.channel import Channel
+from ding.envs.env_manager.core.groups import EnvGroups
+from ding.envs.env_manager.engine import EngineFactory
+from ding.envs.env_manager.settings import ManagerSettings
 from ding.utils.accepts import redeclare
 
 
-class SyncSubprocessEnvManager(BatchCore):
+def local_processes(settings: ManagerSettings, groups: EnvGroups) -> Channel:
+    """Pipes to worker processes of this host; with ``step_in_caller`` the calling process steps group 0 itself."""
+    pipes = PipeChannel(LocalProcesses(settings.rest.context))
+    return InCallerChannel(pipes) if settings.rest.step_in_caller else pipes
+
+
+class SyncSubprocessEnvManager(BaseEnvManager):
     """Run envs in worker processes; ``step`` returns once every stepped env has its result.
 
     Example:
@@ -34,16 +44,10 @@ class SyncSubprocessEnvManager(BatchCore):
 
     manager_type = "subprocess"
     config: ClassVar[dict[str, Any]] = redeclare(
-        BatchCore.config,
+        WORKER_CONFIG,
         {"step_in_caller": False},  # the calling process steps env group 0 itself while workers step the others
     )
-
-    def __init__(self, env_fn: Sequence[Any], cfg: Mapping[str, Any] | None = None) -> None:
-        super().__init__(env_fn, cfg)
-
-    def _make_channel(self) -> Channel:
-        pipes = PipeChannel(LocalProcesses(self._cfg.context))
-        return InCallerChannel(pipes) if self._cfg.step_in_caller else pipes
+    make_engine: ClassVar[EngineFactory] = worker_engine(local_processes)
 
 
 class AsyncSubprocessEnvManager(SyncSubprocessEnvManager):

@@ -8,20 +8,43 @@ one thread run at a time, so a process manager (``subprocess``) is faster. See
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
+from ding.envs.env_manager.base_manager import BaseEnvManager
 from ding.envs.env_manager.channels.threads import ThreadChannel
-from ding.envs.env_manager.core.batch_core import BatchCore
+from ding.envs.env_manager.core.batch_core import WORKER_CONFIG, worker_engine
 from ding.envs.env_manager.core.channel import Channel
-from ding.envs.probe import read_spaces
-from ding.envs.values.spaces import EnvSpaces
+from ding.envs.env_manager.core.groups import EnvGroups
+from ding.envs.env_manager.engine import EngineFactory
+from ding.envs.env_manager.settings import ManagerSettings
 from ding.errors import ConfigError
 from ding.utils.accepts import redeclare
 
 
-class ThreadEnvManager(BatchCore):
+def check_no_context(settings: Mapping[str, Any]) -> None:
+    """The thread manager starts no processes: ``context`` stays None.
+
+    >>> check_no_context({'context': 'fork'})
+    Traceback (most recent call last):
+    ...
+    ding.errors.ConfigError: env.manager.context is 'fork', but the thread manager starts no processes; leave it None
+    """
+    if settings["context"] is not None:
+        raise ConfigError(
+            f"env.manager.context is {settings['context']!r}, but the thread manager starts no processes; leave it None"
+        )
+
+
+def threads(settings: ManagerSettings, groups: EnvGroups) -> Channel:
+    """One thread of this process per env group."""
+    return ThreadChannel()
+
+
+class ThreadEnvManager(BaseEnvManager):
     """Env groups (``envs_per_worker`` envs each) stepped by threads of this process.
+
+    Spaces that the constructors do not declare are read from one env built in this process (``env_ref``).
 
     Example:
         >>> from functools import partial
@@ -37,19 +60,6 @@ class ThreadEnvManager(BatchCore):
     """
 
     manager_type = "thread"
-    config: ClassVar[dict[str, Any]] = redeclare(BatchCore.config, {"context": None})
-
-    def __init__(self, env_fn: Sequence[Any], cfg: Mapping[str, Any] | None = None) -> None:
-        super().__init__(env_fn, cfg)
-        if self._cfg.context is not None:
-            raise ConfigError(
-                f"env.manager.context is {self._cfg.context!r}, but the thread manager starts no processes; "
-                "leave it None"
-            )
-
-    def _make_channel(self) -> Channel:
-        return ThreadChannel()
-
-    def _probe_spaces(self) -> EnvSpaces:
-        """Spaces of envs that do not declare them, read from one env built in this process (``env_ref``)."""
-        return read_spaces(self.env_ref)
+    config: ClassVar[dict[str, Any]] = redeclare(WORKER_CONFIG, {"context": None})
+    settings_checks: ClassVar[tuple[Callable[[Mapping[str, Any]], None], ...]] = (check_no_context,)
+    make_engine: ClassVar[EngineFactory] = worker_engine(threads, probe_in_caller=True)

@@ -16,6 +16,8 @@ import numpy as np
 
 from ding.envs.env_manager.base_manager import BaseEnvManager
 from ding.envs.env_manager.batch import empty_stack, stack_obs
+from ding.envs.env_manager.engine import EngineFactory
+from ding.envs.env_manager.factory import ENV_MANAGER_REGISTRY
 from ding.envs.env_manager.subprocess_manager import SyncSubprocessEnvManager
 from ding.envs.values.timestep import BaseEnvTimestep
 
@@ -84,7 +86,7 @@ class BaseEnvManagerV2(BaseEnvManager):
         ids = self.ready_obs_id
         if not ids:
             return empty_stack(self._spaces.observation if self._spaces is not None else None)
-        return stack_obs([self._ready_obs[i] for i in ids])
+        return stack_obs([self._ledger.obs(i) for i in ids])
 
     def step(self, actions: Any) -> list[TimestepV2]:  # type: ignore[override]
         """Step every ready env with its row of ``actions`` (a sequence or array in ``ready_obs_id`` order).
@@ -107,8 +109,14 @@ class BaseEnvManagerV2(BaseEnvManager):
         return [TimestepV2.of(env_id, timestep) for env_id, timestep in timesteps.items()]
 
 
-class SubprocessEnvManagerV2(BaseEnvManagerV2, SyncSubprocessEnvManager):  # type: ignore[misc]  # V2's step
-    """:class:`SyncSubprocessEnvManager` with DI-engine's V2 interface (see :class:`BaseEnvManagerV2`)."""
+class SubprocessEnvManagerV2(BaseEnvManagerV2):
+    """:class:`SyncSubprocessEnvManager`'s configuration (its config and engine) with DI-engine's V2 interface (see
+    :class:`BaseEnvManagerV2`)."""
 
     manager_type = "subprocess_v2"
     config: ClassVar[dict[str, Any]] = SyncSubprocessEnvManager.config
+    make_engine: ClassVar[EngineFactory] = SyncSubprocessEnvManager.make_engine
+
+
+ENV_MANAGER_REGISTRY.register("base_v2")(BaseEnvManagerV2)
+ENV_MANAGER_REGISTRY.register("subprocess_v2")(SubprocessEnvManagerV2)

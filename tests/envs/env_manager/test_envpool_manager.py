@@ -39,7 +39,7 @@ def test_spaces_come_from_make_spec_before_any_pool_is_built() -> None:
     assert manager.observation_space.dtype == np.uint8
     assert manager.action_space.n == 6
     assert manager.reward_space.shape == (1,)
-    assert manager._pool is None  # nothing was built to read them
+    assert manager.pool is None  # nothing was built to read them
     manager.launch()
     try:
         obs = manager.ready_obs[0]
@@ -208,7 +208,7 @@ def test_step_batch_gives_what_step_gives() -> None:
                 assert batch.info[i] == timesteps[i].info
                 if timesteps[i].done:
                     np.testing.assert_array_equal(batch.final_obs[i], timesteps[i].obs)
-        assert by_batch._env_episode_count == by_step._env_episode_count and by_step._env_episode_count[0] >= 5
+        assert by_batch.episode_counts == by_step.episode_counts and by_step.episode_counts[0] >= 5
     finally:
         by_step.close()
         by_batch.close()
@@ -281,7 +281,7 @@ def test_bad_actions_and_unsupported_calls_are_refused() -> None:
             _ = manager.env_ref
     finally:
         manager.close()
-    assert manager.closed and manager._pool is None
+    assert manager.closed and manager.pool is None
 
 
 def test_di_engine_async_pool_returns_batch_size_envs_per_step() -> None:

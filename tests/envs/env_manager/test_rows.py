@@ -92,6 +92,7 @@ def test_a_group_with_private_buffers_steps_and_resets_with_raw_rows() -> None:
 
 
 def test_the_pipe_channel_sends_private_rows_raw_and_steps_with_them() -> None:
+    from ding.envs.env_manager.core.batch_core import core_of
     from ding.envs.env_manager.core.rows import RAW_STEP
     from ding.envs.env_manager.subprocess_manager import SyncSubprocessEnvManager
 
@@ -99,7 +100,7 @@ def test_the_pipe_channel_sends_private_rows_raw_and_steps_with_them() -> None:
     with SyncSubprocessEnvManager(fns, {"envs_per_worker": 2, "shared_memory": False}) as manager:
         manager.seed(3)
         manager.launch()
-        assert manager._step_message(1, 1)[:1] == RAW_STEP
+        assert core_of(manager.engine).step_message(1, 1)[:1] == RAW_STEP
         batch = manager.step_batch(np.ones(4, dtype=np.int64))
         assert batch.env_ids.tolist() == [0, 1, 2, 3] and np.asarray(batch.reward).shape[0] == 4
         assert not np.array_equal(batch.obs["image"][0], np.zeros_like(batch.obs["image"][0]))

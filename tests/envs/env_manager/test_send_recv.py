@@ -16,6 +16,7 @@ import pytest
 
 from ding.envs.env_manager import BaseEnvManager
 from ding.envs.env_manager.batch import BatchTimestep
+from ding.envs.env_manager.core.batch_core import core_of
 from ding.errors import ConfigError, EnvManagerError, ManagerStateError, WorkerTimeoutError
 from dizoo.classic_control.cartpole.envs import CartPoleEnv
 from tests.envs.env_manager.conftest import MakeManager
@@ -232,7 +233,8 @@ def test_factory_of_a_declaring_class_is_treated_as_declared(
     manager = new_manager(manager_kind, [factory] * 2)
     manager.launch()
     if manager_kind != "base":
-        assert manager._buffers.action is not None  # type: ignore[attr-defined]
+        buffers = core_of(manager.engine).buffers
+        assert buffers is not None and buffers.action is not None
     with pytest.raises(ValueError, match=r"action \d is out of range for Discrete"):
         manager.step({0: 7, 1: 0})
     assert manager.ready_obs_id == [0, 1]

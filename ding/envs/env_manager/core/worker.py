@@ -80,7 +80,9 @@ def _die_with_parent() -> None:
             ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
-def _single_thread_numerics() -> None:
+def single_thread_numerics() -> None:
+    """One thread for the numeric libraries of this worker process (OpenMP, MKL, OpenBLAS, torch): workers run side
+    by side, and each one's thread pool would compete with the others' for the cores."""
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ[var] = "1"
     torch = sys.modules.get("torch")
@@ -391,7 +393,7 @@ def prepare_worker_process(parent_pid: int) -> bool:
     except ProcessLookupError:  # the manager died before the death signal was armed
         return False
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the manager's to handle; it closes workers
-    _single_thread_numerics()
+    single_thread_numerics()
     return True
 
 

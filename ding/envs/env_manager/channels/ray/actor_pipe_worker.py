@@ -18,8 +18,7 @@ import threading
 from multiprocessing import connection
 
 from ding.envs.env_manager.core.channel import WorkerSetup
-from ding.envs.env_manager.core.worker import _single_thread_numerics, serve_connection
-from ding.envs.env_state import use_state_key
+from ding.envs.env_manager.core.worker import serve_connection, single_thread_numerics
 
 
 class RayShmWorker:
@@ -28,7 +27,7 @@ class RayShmWorker:
     def __init__(self, address: str, authkey: bytes, index: int) -> None:
         import ray
 
-        _single_thread_numerics()
+        single_thread_numerics()
         conn = connection.Client(address, family="AF_UNIX", authkey=authkey)
         node = ray.get_runtime_context().get_node_id()
         conn.send_bytes(pickle.dumps((index, os.getpid(), node), protocol=pickle.HIGHEST_PROTOCOL))
@@ -42,7 +41,6 @@ class RayShmWorker:
         except (EOFError, OSError):  # the manager went away before setting this worker up
             conn.close()
             return
-        use_state_key(setup.state_key)  # this actor restores the env states its trainer's processes took
         serve_connection(setup.env_ids, setup.env_fns_blob, conn, setup.layout, setup.spin_limit)
 
     def ping(self) -> int:

@@ -13,20 +13,67 @@ is built, so ding imports without it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
+from ding.envs.env_manager.base_manager import BaseEnvManager
 from ding.envs.env_manager.channels.pipe import PipeChannel
 from ding.envs.env_manager.channels.ray.actor_pipe import RayActorsOnNode
 from ding.envs.env_manager.channels.ray.call_channel import RayCallChannel
 from ding.envs.env_manager.channels.ray.cluster import Connection, import_ray
 from ding.envs.env_manager.channels.ray.config import RAY_CONFIG, check_ray_config, check_transport
-from ding.envs.env_manager.core.batch_core import BatchCore
+from ding.envs.env_manager.core.batch_core import WORKER_CONFIG, BatchCore, core_of, worker_engine
 from ding.envs.env_manager.core.channel import Channel
+from ding.envs.env_manager.core.groups import EnvGroups
+from ding.envs.env_manager.engine import Engine, EngineFactory, EngineParts
+from ding.envs.env_manager.env_fn import EnvFn
+from ding.envs.env_manager.settings import ManagerSettings
 from ding.utils.accepts import redeclare
 
 
-class RayEnvManager(BatchCore):
+def connection(settings: ManagerSettings) -> Connection:
+    """The Ray cluster the settings name (``address``, ``init_kwargs``)."""
+    return Connection(settings.rest.address, settings.rest.init_kwargs)
+
+
+def ray_calls(settings: ManagerSettings, groups: EnvGroups) -> Channel:
+    """One Ray call per actor per batch, to actors anywhere in the cluster."""
+    return RayCallChannel(connection(settings), settings.rest)
+
+
+def actors_on_node(settings: ManagerSettings, groups: EnvGroups) -> Channel:
+    """Pipes to Ray actors on this node, which step through shared memory."""
+    return PipeChannel(RayActorsOnNode(connection(settings), settings.rest, settings.launch_timeout()))
+
+
+def shm_engine(parts: EngineParts) -> BatchCore:
+    """The batch core over :func:`actors_on_node`, always with shared memory."""
+    parts.settings.rest.shared_memory = True
+    return BatchCore(parts, actors_on_node)
+
+
+def ray_manager_config(cls: type[BaseEnvManager], transport: str, cfg: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The config a ray manager class that runs ``transport`` is built with: refused when it asks for another
+    transport; Ray must be installed (the extra to install is named otherwise)."""
+    user = dict(cfg or {})
+    check_transport(cls.__name__, transport, user)
+    import_ray()
+    return {**user, "transport": transport}
+
+
+def actor_handles(engine: Engine) -> list[Any]:
+    """The Ray actor handles of a ray manager's engine, one per env group (None where there is none)."""
+    core = core_of(engine)
+    channel = core.channel
+    if isinstance(channel, RayCallChannel):
+        actors = [handle.actor if handle is not None else None for handle in channel.actors]
+    else:
+        placement = getattr(channel, "placement", None)
+        actors = list(getattr(placement, "actors", []))
+    return [actors[w] if w < len(actors) else None for w in range(len(core.groups))]
+
+
+class RayEnvManager(BaseEnvManager):
     """Run envs in Ray actors, ``envs_per_worker`` per actor, stepped with one Ray call per actor per batch.
 
     Example (not run as a doctest: it starts Ray)::
@@ -43,34 +90,18 @@ class RayEnvManager(BatchCore):
     partial_batches = True
     transport: ClassVar[str] = "ray"
     """The value of ``env.manager.transport`` this class runs."""
-    config: ClassVar[dict[str, Any]] = redeclare(BatchCore.config, RAY_CONFIG)
+    config: ClassVar[dict[str, Any]] = redeclare(WORKER_CONFIG, RAY_CONFIG)
     """The keys of every ray transport (``create_env_manager`` picks the class by ``transport``)."""
+    settings_checks: ClassVar[tuple[Callable[[Mapping[str, Any]], None], ...]] = (check_ray_config,)
+    make_engine: ClassVar[EngineFactory] = worker_engine(ray_calls)
 
-    @classmethod
-    def check_settings(cls, settings: Mapping[str, Any], *, partial_batches: bool | None = None) -> None:
-        super().check_settings(settings, partial_batches=partial_batches)
-        check_ray_config(settings)
-
-    def __init__(self, env_fn: Sequence[Any], cfg: Mapping[str, Any] | None = None) -> None:
-        cfg = dict(cfg or {})
-        check_transport(type(self).__name__, self.transport, cfg)
-        super().__init__(env_fn, {**cfg, "transport": self.transport})
-        import_ray()  # without Ray, fail here with the extra to install
-        self._calls: RayCallChannel | None = None
-
-    def _connection(self) -> Connection:
-        return Connection(self._cfg.address, self._cfg.init_kwargs)
-
-    def _make_channel(self) -> Channel:
-        self._calls = RayCallChannel(self._connection(), self._cfg)
-        return self._calls
+    def __init__(self, env_fn: Sequence[EnvFn], cfg: Mapping[str, Any] | None = None) -> None:
+        super().__init__(env_fn, ray_manager_config(type(self), self.transport, cfg))
 
     @property
     def worker_actors(self) -> list[Any]:
         """The Ray actor handles, one per group of ``envs_per_worker`` envs (None where there is none)."""
-        if self._calls is None:
-            return [None] * len(self._groups)
-        return [handle.actor if handle is not None else None for handle in self._calls.actors]
+        return actor_handles(self._engine)
 
 
 class RayShmEnvManager(RayEnvManager):
@@ -80,25 +111,13 @@ class RayShmEnvManager(RayEnvManager):
     """
 
     transport: ClassVar[str] = "shm"
-
-    def __init__(self, env_fn: Sequence[Any], cfg: Mapping[str, Any] | None = None) -> None:
-        super().__init__(env_fn, cfg)
-        self._cfg.shared_memory = True
-        self._placement: RayActorsOnNode | None = None
-
-    def _make_channel(self) -> Channel:
-        self._placement = RayActorsOnNode(self._connection(), self._cfg, self._launch_timeout())
-        return PipeChannel(self._placement)
-
-    @property
-    def worker_actors(self) -> list[Any]:
-        """The Ray actor handles, one per group of ``envs_per_worker`` envs (None before launch, after close)."""
-        if self._placement is None:
-            return [None] * len(self._groups)
-        return list(self._placement.actors)
+    make_engine: ClassVar[EngineFactory] = shm_engine
 
     @property
     def local_address(self) -> str | None:
         """The abstract ``AF_UNIX`` address the actors connect to (after ``launch``), starting with a NUL byte."""
-        placement = self._placement
-        return placement.address if placement is not None and placement.listening else None
+        channel = self._engine.channel
+        placement = channel.placement if isinstance(channel, PipeChannel) else None
+        if isinstance(placement, RayActorsOnNode) and placement.listening:
+            return placement.address
+        return None

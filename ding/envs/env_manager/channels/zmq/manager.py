@@ -24,15 +24,17 @@ raises :class:`~ding.errors.WorkerDiedError`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
+from ding.envs.env_manager.base_manager import BaseEnvManager
 from ding.envs.env_manager.channels.zmq.channel import ZmqChannel
 from ding.envs.env_manager.channels.zmq.placement import LocalAndRemoteWorkers, ZmqPlacement
 from ding.envs.env_manager.channels.zmq.refusals import REFUSED_REPLY
-from ding.envs.env_manager.core.batch_core import BatchCore
-from ding.envs.env_manager.core.channel import Channel
-from ding.envs.env_manager.settings import MAX_WORKER_NUM
+from ding.envs.env_manager.core.batch_core import WORKER_CONFIG, BatchCore, core_of
+from ding.envs.env_manager.core.groups import EnvGroups
+from ding.envs.env_manager.engine import EngineFactory, EngineParts
+from ding.envs.env_manager.settings import MAX_WORKER_NUM, ManagerSettings
 from ding.errors import ConfigError
 from ding.utils.accepts import count, optional
 
@@ -80,7 +82,48 @@ def check_zmq_config(cfg: Mapping[str, Any]) -> None:
         raise ConfigError("env.manager.local_workers and remote_workers are both 0: no worker would run the envs")
 
 
-class ZmqEnvManager(BatchCore):
+def start_timeout(settings: ManagerSettings) -> float:
+    """Seconds a fresh worker may take to start and register."""
+    return float(settings.launch_timeout() or 60.0)
+
+
+def zmq_channel(settings: ManagerSettings, placement: ZmqPlacement, keys_dir: str | None) -> ZmqChannel:
+    """The zmq channel with the settings' link settings over ``placement``."""
+    rest = settings.rest
+    return ZmqChannel(
+        placement,
+        keys_dir,
+        float(rest.heartbeat_interval),
+        float(rest.heartbeat_timeout),
+        int(rest.max_message_bytes),
+    )
+
+
+def local_and_remote_workers(settings: ManagerSettings, groups: EnvGroups) -> ZmqChannel:
+    """The zmq channel over workers this manager starts on its host and workers registering from anywhere."""
+    rest = settings.rest
+    local = rest.local_workers
+    placement = LocalAndRemoteWorkers(
+        rest.endpoint,
+        rest.context,
+        local=len(groups) if local is None and not rest.remote_workers else int(local or 0),
+        remote=int(rest.remote_workers),
+        wait_timeout=float(rest.worker_wait_timeout),
+        start_timeout=start_timeout(settings),
+    )
+    return zmq_channel(settings, placement, rest.keys_dir)
+
+
+def zmq_engine(parts: EngineParts) -> BatchCore:
+    """The batch core over :func:`local_and_remote_workers`; ``shared_memory`` None (auto) becomes whether every
+    worker is local (no ``keys_dir``: ephemeral keys admit only this host's workers)."""
+    rest = parts.settings.rest
+    if rest.shared_memory is None:
+        rest.shared_memory = rest.keys_dir is None
+    return BatchCore(parts, local_and_remote_workers)
+
+
+class ZmqEnvManager(BaseEnvManager):
     """Run envs in workers connected over ZeroMQ; ``step`` returns once every stepped env has its result.
 
     A finite ``wait_num`` makes ``step`` return partial batches (``wait_num`` envs, or what is in after
@@ -100,7 +143,7 @@ class ZmqEnvManager(BatchCore):
     manager_type = "zmq"
     partial_batches = True
     config: ClassVar[dict[str, Any]] = {
-        **BatchCore.config,
+        **WORKER_CONFIG,
         "shared_memory": None,  # None: shared memory when every worker is local (no keys_dir), else in the messages
         "endpoint": "ipc",  # "ipc" (a private 0700 directory), "tcp" (127.0.0.1, a free port), "tcp://HOST:PORT", ...
         "keys_dir": None,  # None: ephemeral in-memory CURVE keys (local workers only); else `ding -m keygen DIR`
@@ -114,24 +157,12 @@ class ZmqEnvManager(BatchCore):
         "heartbeat_timeout": 5.0,  # seconds of silence after which a worker (or, for a worker, the manager) is gone
         "max_message_bytes": 64 << 20,  # larger messages are refused by the socket (the peer is disconnected)
     }
-
-    def __init__(self, env_fn: Sequence[Any], cfg: Mapping[str, Any] | None = None) -> None:
-        super().__init__(env_fn, cfg)
-        self._configure()
-
-    @classmethod
-    def check_settings(cls, settings: Mapping[str, Any], *, partial_batches: bool | None = None) -> None:
-        super().check_settings(settings, partial_batches=partial_batches)
-        check_zmq_config(settings)
-
-    def _configure(self) -> None:
-        """Settle what the config leaves open (shared memory)."""
-        if self._cfg.shared_memory is None:  # auto: local workers only (ephemeral keys) can share this host's memory
-            self._cfg.shared_memory = self._cfg.keys_dir is None
+    settings_checks: ClassVar[tuple[Callable[[Mapping[str, Any]], None], ...]] = (check_zmq_config,)
+    make_engine: ClassVar[EngineFactory] = zmq_engine
 
     @property
     def _zmq(self) -> ZmqChannel | None:
-        channel = self._channel
+        channel = self._engine.channel
         return channel if isinstance(channel, ZmqChannel) else None
 
     @property
@@ -142,7 +173,7 @@ class ZmqEnvManager(BatchCore):
     @property
     def worker_hosts(self) -> list[str | None]:
         """Host name of the worker holding each env group."""
-        return self._zmq.hosts() if self._zmq is not None else [None] * len(self._groups)
+        return self._zmq.hosts() if self._zmq is not None else [None] * len(core_of(self._engine).groups)
 
     @property
     def refusals(self) -> dict[str, int]:
@@ -153,39 +184,12 @@ class ZmqEnvManager(BatchCore):
         is not data: the worker is dropped and its envs restart).
         """
         counts = self._zmq.refusals.counts if self._zmq is not None else {}
-        if self._refused_replies:
-            counts[REFUSED_REPLY] = counts.get(REFUSED_REPLY, 0) + self._refused_replies
+        refused = self._engine.refused_replies
+        if refused:
+            counts[REFUSED_REPLY] = counts.get(REFUSED_REPLY, 0) + refused
         return counts
 
     @property
     def workers(self) -> list[dict[str, Any]]:
         """Every registered worker: routing id, host, pid, whether started locally, the env ids it holds."""
         return self._zmq.workers() if self._zmq is not None else []
-
-    def _make_channel(self) -> Channel:
-        cfg = self._cfg
-        local = cfg.local_workers
-        placement = LocalAndRemoteWorkers(
-            cfg.endpoint,
-            cfg.context,
-            local=len(self._groups) if local is None and not cfg.remote_workers else int(local or 0),
-            remote=int(cfg.remote_workers),
-            wait_timeout=float(cfg.worker_wait_timeout),
-            start_timeout=self._start_timeout(),
-        )
-        return self._zmq_channel(placement, cfg.keys_dir)
-
-    def _start_timeout(self) -> float:
-        """Seconds a fresh worker may take to start and register."""
-        return float(self._launch_timeout() or 60.0)
-
-    def _zmq_channel(self, placement: ZmqPlacement, keys_dir: str | None) -> ZmqChannel:
-        """The zmq channel with this manager's link settings over ``placement``."""
-        cfg = self._cfg
-        return ZmqChannel(
-            placement,
-            keys_dir,
-            float(cfg.heartbeat_interval),
-            float(cfg.heartbeat_timeout),
-            int(cfg.max_message_bytes),
-        )

@@ -7,16 +7,43 @@ through Ray calls. Ray is imported when a manager is built, so ding imports with
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
-from ding.envs.env_manager.channels.ray.cluster import Connection, import_ray
-from ding.envs.env_manager.channels.ray.config import check_transport
-from ding.envs.env_manager.channels.ray.manager import RayEnvManager
-from ding.envs.env_manager.channels.zmq.manager import ZmqEnvManager, check_link_config
+from ding.envs.env_manager.channels.ray.config import check_ray_config
+from ding.envs.env_manager.channels.ray.manager import RayEnvManager, actor_handles, connection, ray_manager_config
+from ding.envs.env_manager.channels.zmq.channel import ZmqChannel
+from ding.envs.env_manager.channels.zmq.manager import ZmqEnvManager, check_link_config, start_timeout, zmq_channel
 from ding.envs.env_manager.channels.zmq.ray_actors import RayActors
-from ding.envs.env_manager.core.channel import Channel
+from ding.envs.env_manager.core.batch_core import worker_engine
+from ding.envs.env_manager.core.groups import EnvGroups
+from ding.envs.env_manager.engine import EngineFactory
+from ding.envs.env_manager.env_fn import EnvFn
+from ding.envs.env_manager.settings import ManagerSettings
 from ding.errors import ConfigError
+
+
+def check_ray_endpoint(settings: Mapping[str, Any]) -> None:
+    """The zmq transport binds on this node's Ray address (None) or on a ``tcp://`` endpoint.
+
+    >>> check_ray_endpoint({'endpoint': 'ipc'})
+    Traceback (most recent call last):
+    ...
+    ding.errors.ConfigError: env.manager.endpoint must be None (this node's Ray address) or 'tcp://HOST:PORT' for \
+the ray manager's zmq transport, got 'ipc'
+    """
+    endpoint = settings["endpoint"]
+    if endpoint is not None and not (isinstance(endpoint, str) and endpoint.startswith("tcp://")):
+        raise ConfigError(
+            f"env.manager.endpoint must be None (this node's Ray address) or 'tcp://HOST:PORT' for the ray "
+            f"manager's zmq transport, got {endpoint!r}"
+        )
+
+
+def ray_actors(settings: ManagerSettings, groups: EnvGroups) -> ZmqChannel:
+    """The zmq channel over Ray actors that connect back to this manager."""
+    placement = RayActors(connection(settings), settings.rest, start_timeout(settings), groups.groups)
+    return zmq_channel(settings, placement, None)
 
 
 class RayZmqEnvManager(ZmqEnvManager):
@@ -30,36 +57,17 @@ class RayZmqEnvManager(ZmqEnvManager):
     transport: ClassVar[str] = "zmq"
     """The value of ``env.manager.transport`` this class runs."""
     config: ClassVar[dict[str, Any]] = RayEnvManager.config
+    settings_checks: ClassVar[tuple[Callable[[Mapping[str, Any]], None], ...]] = (
+        check_ray_config,  # the ray manager's settings, not the zmq manager's own: Ray places the workers
+        check_link_config,
+        check_ray_endpoint,
+    )
+    make_engine: ClassVar[EngineFactory] = worker_engine(ray_actors)
 
-    def __init__(self, env_fn: Sequence[Any], cfg: Mapping[str, Any] | None = None) -> None:
-        cfg = dict(cfg or {})
-        check_transport(type(self).__name__, self.transport, cfg)
-        super().__init__(env_fn, {**cfg, "transport": self.transport})
-        import_ray()  # without Ray, fail here with the extra to install
-        self._actors: RayActors | None = None
-
-    @classmethod
-    def check_settings(cls, settings: Mapping[str, Any], *, partial_batches: bool | None = None) -> None:
-        """The ray manager's settings (not the zmq manager's own: Ray places the workers)."""
-        RayEnvManager.check_settings(settings, partial_batches=partial_batches)
-        check_link_config(settings)
-        endpoint = settings["endpoint"]
-        if endpoint is not None and not (isinstance(endpoint, str) and endpoint.startswith("tcp://")):
-            raise ConfigError(
-                f"env.manager.endpoint must be None (this node's Ray address) or 'tcp://HOST:PORT' for the ray "
-                f"manager's zmq transport, got {endpoint!r}"
-            )
-
-    def _configure(self) -> None:
-        return None  # Ray places the workers: nothing is left open
+    def __init__(self, env_fn: Sequence[EnvFn], cfg: Mapping[str, Any] | None = None) -> None:
+        super().__init__(env_fn, ray_manager_config(type(self), self.transport, cfg))
 
     @property
     def worker_actors(self) -> list[Any]:
         """The Ray actor handles, one per group of ``envs_per_worker`` envs (None where there is none)."""
-        actors = self._actors.actors if self._actors is not None else []
-        return [actors[w] if w < len(actors) else None for w in range(len(self._groups))]
-
-    def _make_channel(self) -> Channel:
-        connection = Connection(self._cfg.address, self._cfg.init_kwargs)
-        self._actors = RayActors(connection, self._cfg, self._start_timeout(), self._groups)
-        return self._zmq_channel(self._actors, None)
+        return actor_handles(self._engine)

@@ -15,7 +15,7 @@ import threading
 from ding.envs.env_manager.channels.zmq.keys import WorkerKeys
 from ding.envs.env_manager.channels.zmq.socket import ipc_reachable
 from ding.envs.env_manager.channels.zmq.worker import WorkerOptions, serve
-from ding.envs.env_manager.core.worker import _single_thread_numerics
+from ding.envs.env_manager.core.worker import single_thread_numerics
 
 
 class RayZmqWorker:
@@ -30,7 +30,7 @@ class RayZmqWorker:
     def __init__(
         self, endpoint: str, keys: WorkerKeys, prefix: str, max_message_bytes: int, local_endpoint: str | None = None
     ) -> None:
-        _single_thread_numerics()
+        single_thread_numerics()
         self.identity = f"{prefix}-{os.getpid()}".encode()
         if local_endpoint is not None and ipc_reachable(local_endpoint):
             endpoint = local_endpoint
