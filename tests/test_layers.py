@@ -46,6 +46,7 @@ COMPATIBILITY: tuple[str, ...] = (
     "ding.config.di_engine",  # compile_config's DI-engine call form, DI-engine's config layout read into ding's
     "ding.utils.default_helper",  # DI-engine's helpers by their names (deep_merge_dicts, set_pkg_seed ...)
     "ding.torch_utils",  # DI-engine's data conversions (to_tensor ...)
+    "ding.model.template",  # DI-engine's model paths and signatures (DQN, VAC, MAVAC, ContinuousQAC ...)
 )
 """Modules (and packages) of DI-engine's compatibility layer."""
 
