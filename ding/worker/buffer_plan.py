@@ -24,9 +24,9 @@ from ding.envs.spaces import EnvSpaces
 from ding.errors import ConfigError
 from ding.policy.nstep import NStepRule
 from ding.worker.frame_buffer import FrameStackReplayBuffer
+from ding.worker.naive_replay import NaiveReplayBuffer, ReplayBuffer, check_capacity
 from ding.worker.prioritized_buffer import PrioritizedFrameStackReplayBuffer, PrioritizedReplayBuffer
 from ding.worker.priority import PriorityRule, priority_rule_of
-from ding.worker.replay_buffer import NaiveReplayBuffer, ReplayBuffer, check_capacity
 
 SpecTrace = Sequence[tuple[str, EnvSpaces]]
 FRAME_STACK, NAIVE = "frame_stack", "naive"

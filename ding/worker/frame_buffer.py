@@ -36,7 +36,7 @@ from ding.envs.spaces import EnvSpaces
 from ding.policy.nstep import NStepRule
 from ding.worker.buffer_state import array_to_tensor
 from ding.worker.interrupt import critical_section
-from ding.worker.replay_buffer import check_capacity, check_sample_size, check_state_kind
+from ding.worker.naive_replay import check_capacity, check_sample_size, check_state_kind
 from ding.worker.transitions import ENV_ID, EPISODE_END, EPISODE_START
 
 FieldLayout = dict[str, tuple[tuple[int, ...], np.dtype[Any]]]

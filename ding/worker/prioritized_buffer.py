@@ -32,6 +32,7 @@ from ding.policy.nstep import NStepRule
 from ding.worker.buffer_state import array_to_tensor
 from ding.worker.frame_buffer import FrameStackReplayBuffer, unbatch
 from ding.worker.interrupt import critical_section
+from ding.worker.naive_replay import NaiveReplayBuffer, check_sample_size, check_state_kind
 from ding.worker.priority import (
     REPLAY_ID,
     REPLAY_INDEX,
@@ -40,7 +41,6 @@ from ding.worker.priority import (
     batch_ids,
     drawn_keys,
 )
-from ding.worker.replay_buffer import NaiveReplayBuffer, check_sample_size, check_state_kind
 
 PRIORITY_KEY = "priority"
 """The learner's statistic that holds a batch's new priorities, one per sample (DI-engine's)."""
