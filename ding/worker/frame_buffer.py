@@ -92,8 +92,8 @@ class FrameStackReplayBuffer:
 
     ``observation_space`` is the env's stacked observation space; ``nstep_rule`` the policy's n-step rule.
     ``push`` takes transitions tagged as :mod:`ding.worker.transitions` describes; ``sample`` returns
-    ``size`` distinct drawable samples (dicts, as :class:`~ding.worker.NaiveReplayBuffer` holds them), or None
-    while fewer are drawable; ``sample_batch`` returns them as stacked arrays.
+    ``size`` distinct drawable samples (dicts, as :class:`~ding.worker.naive_replay.NaiveReplayBuffer` holds them), or
+    None while fewer are drawable; ``sample_batch`` returns them as stacked arrays.
 
     Example:
         >>> space = spaces.Box(0, 255, (2, 1), np.uint8)

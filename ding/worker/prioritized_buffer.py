@@ -78,7 +78,8 @@ class _PriorityUpdates:
 
 
 class PrioritizedReplayBuffer(_PriorityUpdates, NaiveReplayBuffer):
-    """:class:`~ding.worker.NaiveReplayBuffer` whose batches are drawn by priority (see the module docstring)."""
+    """:class:`~ding.worker.naive_replay.NaiveReplayBuffer` whose batches are drawn by priority (see the module
+    docstring)."""
 
     def __init__(self, replay_buffer_size: int, rule: PriorityRule, seed: int | None = 0) -> None:
         super().__init__(replay_buffer_size, seed=seed)
@@ -122,7 +123,7 @@ class PrioritizedReplayBuffer(_PriorityUpdates, NaiveReplayBuffer):
         self._numbers.fill(-1)
 
     def state_dict(self) -> dict[str, Any]:
-        """:class:`~ding.worker.NaiveReplayBuffer`'s state, with the priorities and push numbers."""
+        """:class:`~ding.worker.naive_replay.NaiveReplayBuffer`'s state, with the priorities and push numbers."""
         state = super().state_dict()
         priorities = self._priorities.state_dict()
         return {
