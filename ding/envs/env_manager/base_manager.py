@@ -71,6 +71,13 @@ class BaseEnvManager(ManagerAPI):
         self._threads: dict[int, EnvThread] = {}
         """Per-env threads of envs whose calls have a timeout."""
 
+    def in_process_envs(self) -> list[Any] | None:
+        """The env objects, built in this process at launch; None for a manager whose envs run in workers (reached
+        through :meth:`call_envs`)."""
+        if type(self)._create_envs is not BaseEnvManager._create_envs:
+            return None
+        return list(self._envs)
+
     # ----- in-process implementation (subprocess managers override these) --------------------------
     def _create_envs(self) -> None:
         self._envs = [build_env(fn, env_id) for env_id, fn in enumerate(self._env_fns)]
