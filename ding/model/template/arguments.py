@@ -14,6 +14,7 @@ ding takes norm_type=None
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ding.errors import ConfigError
@@ -37,3 +38,22 @@ def only(model: str, name: str, value: Any, accepted: Any, why: str) -> None:
     """Raise :class:`ConfigError` unless the argument ``name`` of ``model`` is ``accepted``."""
     if value != accepted or type(value) is not type(accepted):
         raise ConfigError(f"{model}({name}={value!r}) is not supported: {why}; ding takes {name}={accepted!r}")
+
+
+Refusals = Mapping[str, tuple[Any, str]]
+"""DI-engine arguments ding's model does not take: each with the one value ding accepts and why."""
+
+
+def ding_arguments(model: str, given: Mapping[str, Any], refusals: Refusals) -> dict[str, Any]:
+    """The keyword arguments of ding's ``model`` from a DI-engine-signature call (its ``locals()``): each argument of
+    ``refusals`` held to its value (:func:`only`) and dropped, ``activation`` named.
+
+    >>> ding_arguments('DQN', {'self': None, 'obs_shape': 4, 'norm_type': None}, {'norm_type': (None, NO_NORM)})
+    {'obs_shape': 4}
+    """
+    kwargs = {key: value for key, value in given.items() if key not in ("self", "__class__")}
+    for name, (accepted, why) in refusals.items():
+        only(model, name, kwargs.pop(name), accepted, why)
+    if "activation" in kwargs:
+        kwargs["activation"] = activation_name(kwargs["activation"])
+    return kwargs

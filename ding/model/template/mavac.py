@@ -20,8 +20,14 @@ from typing import Any
 from torch import nn
 
 from ding.model import mavac
-from ding.model.template.arguments import NO_NORM, activation_name, only
-from ding.model.template.q_learning import RELU
+from ding.model.template.arguments import Refusals, ding_arguments
+from ding.model.template.q_learning import NORM_ONLY, RELU
+
+MAVAC_REFUSALS: Refusals = {
+    **NORM_ONLY,
+    "sigma_type": ("independent", "ding's MAVAC has a state-independent log std"),
+    "bound_type": (None, "ding's MAVAC leaves the mean unbounded"),
+}
 
 
 class MAVAC(mavac.MAVAC):
@@ -44,19 +50,4 @@ class MAVAC(mavac.MAVAC):
         bound_type: str | None = None,
         encoder: tuple[nn.Module, nn.Module] | None = None,
     ) -> None:
-        only("MAVAC", "norm_type", norm_type, None, NO_NORM)
-        only("MAVAC", "sigma_type", sigma_type, "independent", "ding's MAVAC has a state-independent log std")
-        only("MAVAC", "bound_type", bound_type, None, "ding's MAVAC leaves the mean unbounded")
-        super().__init__(
-            agent_obs_shape,
-            global_obs_shape,
-            action_shape,
-            agent_num,
-            actor_head_hidden_size=actor_head_hidden_size,
-            actor_head_layer_num=actor_head_layer_num,
-            critic_head_hidden_size=critic_head_hidden_size,
-            critic_head_layer_num=critic_head_layer_num,
-            action_space=action_space,
-            activation=activation_name(activation),
-            encoder=encoder,
-        )
+        super().__init__(**ding_arguments("MAVAC", locals(), MAVAC_REFUSALS))

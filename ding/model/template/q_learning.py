@@ -21,9 +21,16 @@ from typing import Any
 from torch import nn
 
 from ding.model import c51, dqn, qrdqn
-from ding.model.template.arguments import NO_NORM, activation_name, only
+from ding.model.template.arguments import NO_NORM, Refusals, ding_arguments
 
 RELU = nn.ReLU()
+"""DI-engine's default activation."""
+NORM_ONLY: Refusals = {"norm_type": (None, NO_NORM)}
+DQN_REFUSALS: Refusals = {
+    **NORM_ONLY,
+    "dropout": (None, "ding's DQN has no dropout layers"),
+    "init_bias": (None, "ding's DQN head starts with PyTorch's initialization"),
+}
 
 
 class DQN(dqn.DQN):
@@ -43,19 +50,7 @@ class DQN(dqn.DQN):
         init_bias: float | None = None,
         noise: bool = False,
     ) -> None:
-        only("DQN", "norm_type", norm_type, None, NO_NORM)
-        only("DQN", "dropout", dropout, None, "ding's DQN has no dropout layers")
-        only("DQN", "init_bias", init_bias, None, "ding's DQN head starts with PyTorch's initialization")
-        super().__init__(
-            obs_shape,
-            action_shape,
-            encoder_hidden_size_list,
-            dueling=dueling,
-            head_hidden_size=head_hidden_size,
-            head_layer_num=head_layer_num,
-            activation=activation_name(activation),
-            noise=noise,
-        )
+        super().__init__(**ding_arguments("DQN", locals(), DQN_REFUSALS))
 
 
 class C51DQN(c51.C51DQN):
@@ -74,18 +69,7 @@ class C51DQN(c51.C51DQN):
         v_max: float = 10,
         n_atom: int = 51,
     ) -> None:
-        only("C51DQN", "norm_type", norm_type, None, NO_NORM)
-        super().__init__(
-            obs_shape,
-            action_shape,
-            encoder_hidden_size_list,
-            head_hidden_size=head_hidden_size,
-            head_layer_num=head_layer_num,
-            activation=activation_name(activation),
-            v_min=v_min,
-            v_max=v_max,
-            n_atom=n_atom,
-        )
+        super().__init__(**ding_arguments("C51DQN", locals(), NORM_ONLY))
 
 
 class QRDQN(qrdqn.QRDQN):
@@ -102,13 +86,4 @@ class QRDQN(qrdqn.QRDQN):
         activation: Any = RELU,
         norm_type: str | None = None,
     ) -> None:
-        only("QRDQN", "norm_type", norm_type, None, NO_NORM)
-        super().__init__(
-            obs_shape,
-            action_shape,
-            encoder_hidden_size_list,
-            head_hidden_size=head_hidden_size,
-            head_layer_num=head_layer_num,
-            activation=activation_name(activation),
-            num_quantiles=num_quantiles,
-        )
+        super().__init__(**ding_arguments("QRDQN", locals(), NORM_ONLY))

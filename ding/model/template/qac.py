@@ -28,10 +28,10 @@ from typing import Any
 from ding.errors import ConfigError
 from ding.model import deterministic_qac, discrete_qac
 from ding.model import qac as reparameterization_qac
-from ding.model.template.arguments import NO_NORM, activation_name, only
-from ding.model.template.q_learning import RELU
+from ding.model.template.arguments import Refusals, ding_arguments
+from ding.model.template.q_learning import NORM_ONLY, RELU
 
-SEPARATE_ENCODERS = "ding's actor and critic have an encoder each"
+QAC_REFUSALS: Refusals = {**NORM_ONLY, "share_encoder": (False, "ding's actor and critic have an encoder each")}
 
 
 def ContinuousQAC(  # DI-engine's class name: a function that builds ding's model for the action space
@@ -49,33 +49,16 @@ def ContinuousQAC(  # DI-engine's class name: a function that builds ding's mode
     share_encoder: bool = False,
 ) -> deterministic_qac.DeterministicQAC | reparameterization_qac.QAC:
     """ding's continuous Q actor-critic for ``action_space`` (see the module docstring)."""
-    only("ContinuousQAC", "norm_type", norm_type, None, NO_NORM)
-    only("ContinuousQAC", "share_encoder", share_encoder, False, SEPARATE_ENCODERS)
-    common: dict[str, Any] = {
-        "twin_critic": twin_critic,
-        "actor_head_hidden_size": actor_head_hidden_size,
-        "critic_head_hidden_size": critic_head_hidden_size,
-        "activation": activation_name(activation),
-        "encoder_hidden_size_list": encoder_hidden_size_list,
-    }
-    if action_space == "regression":
-        return deterministic_qac.DeterministicQAC(
-            obs_shape,
-            action_shape,
-            actor_head_layer_num=actor_head_layer_num,
-            critic_head_layer_num=critic_head_layer_num,
-            **common,
-        )
-    if action_space == "reparameterization":  # ding's QAC counts the first layer among its hidden layers
-        return reparameterization_qac.QAC(
-            obs_shape,
-            action_shape,
-            actor_head_layer_num=_plus_first_layer(actor_head_layer_num, "actor_head_layer_num"),
-            critic_head_layer_num=_plus_first_layer(critic_head_layer_num, "critic_head_layer_num"),
-            **common,
-        )
+    kwargs = ding_arguments("ContinuousQAC", locals(), QAC_REFUSALS)
+    space = kwargs.pop("action_space")
+    if space == "regression":
+        return deterministic_qac.DeterministicQAC(**kwargs)
+    if space == "reparameterization":  # ding's QAC counts the first layer among its hidden layers
+        for key in ("actor_head_layer_num", "critic_head_layer_num"):
+            kwargs[key] = _plus_first_layer(kwargs[key], key)
+        return reparameterization_qac.QAC(**kwargs)
     raise ConfigError(
-        f"ContinuousQAC(action_space={action_space!r}) is not supported: ding's continuous QAC models are "
+        f"ContinuousQAC(action_space={space!r}) is not supported: ding's continuous QAC models are "
         "'regression' (DDPG, TD3) and 'reparameterization' (SAC)"
     )
 
@@ -107,16 +90,4 @@ class DiscreteQAC(discrete_qac.DiscreteQAC):
         encoder_hidden_size_list: Sequence[int] | None = None,
         share_encoder: bool = False,
     ) -> None:
-        only("DiscreteQAC", "norm_type", norm_type, None, NO_NORM)
-        only("DiscreteQAC", "share_encoder", share_encoder, False, SEPARATE_ENCODERS)
-        super().__init__(
-            obs_shape,
-            action_shape,
-            twin_critic=twin_critic,
-            actor_head_hidden_size=actor_head_hidden_size,
-            actor_head_layer_num=actor_head_layer_num,
-            critic_head_hidden_size=critic_head_hidden_size,
-            critic_head_layer_num=critic_head_layer_num,
-            activation=activation_name(activation),
-            encoder_hidden_size_list=encoder_hidden_size_list,
-        )
+        super().__init__(**ding_arguments("DiscreteQAC", locals(), QAC_REFUSALS))

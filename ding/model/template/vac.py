@@ -22,8 +22,14 @@ from typing import Any
 from torch import nn
 
 from ding.model import vac
-from ding.model.template.arguments import NO_NORM, activation_name, only
-from ding.model.template.q_learning import RELU
+from ding.model.template.arguments import Refusals, ding_arguments
+from ding.model.template.q_learning import NORM_ONLY, RELU
+
+VAC_REFUSALS: Refusals = {
+    **NORM_ONLY,
+    "impala_cnn_encoder": (False, "ding's image encoder is its ConvEncoder"),
+    "fixed_sigma_value": (0.3, "it is read with sigma_type='fixed' only"),
+}
 
 
 class VAC(vac.VAC):
@@ -48,22 +54,5 @@ class VAC(vac.VAC):
         encoder: nn.Module | None = None,
         impala_cnn_encoder: bool = False,
     ) -> None:
-        only("VAC", "norm_type", norm_type, None, NO_NORM)
-        only("VAC", "impala_cnn_encoder", impala_cnn_encoder, False, "ding's image encoder is its ConvEncoder")
-        only("VAC", "fixed_sigma_value", fixed_sigma_value, 0.3, "it is read with sigma_type='fixed' only")
-        super().__init__(
-            obs_shape,
-            action_shape,
-            action_space=action_space,
-            share_encoder=share_encoder,
-            encoder_hidden_size_list=encoder_hidden_size_list,
-            actor_head_hidden_size=actor_head_hidden_size,
-            actor_head_layer_num=actor_head_layer_num,
-            critic_head_hidden_size=critic_head_hidden_size,
-            critic_head_layer_num=critic_head_layer_num,
-            activation=activation_name(activation),
-            sigma_type=sigma_type,
-            bound_type=bound_type,
-            encoder=encoder,
-        )
+        super().__init__(**ding_arguments("VAC", locals(), VAC_REFUSALS))
         self.action_shape = self.action_dim

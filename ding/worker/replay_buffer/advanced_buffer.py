@@ -23,7 +23,6 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from ding.config.policy_sections import PRIORITY_KEYS, REPLAY_BUFFER
@@ -57,15 +56,7 @@ class AdvancedReplayBuffer(DIEngineBufferCalls, PrioritizedReplayBuffer):
         },
     }
 
-    def __init__(
-        self,
-        cfg: Mapping[str, Any] | int,
-        tb_logger: Any = None,
-        exp_name: str = "default_experiment",
-        instance_name: str = "buffer",
-        seed: int | None = 0,
-    ) -> None:
-        self.name = instance_name
-        capacity = self._ding_form(cfg, instance_name)
+    def _ding_arguments(self) -> tuple[Any, ...]:
+        """ding's prioritized buffer's capacity and priority rule, from :attr:`cfg`."""
         rule = PriorityRule(float(self.cfg.alpha), float(self.cfg.beta), int(self.cfg.anneal_step))
-        super().__init__(capacity, rule, seed=seed)
+        return (self.cfg.replay_buffer_size, rule)

@@ -34,18 +34,31 @@ class DIEngineBufferCalls:
     config: ClassVar[dict[str, Any]]
     cfg: EasyDict
 
+    def __init__(
+        self,
+        cfg: Mapping[str, Any] | int,
+        tb_logger: Any = None,
+        exp_name: str = "default_experiment",
+        instance_name: str = "buffer",
+        seed: int | None = 0,
+    ) -> None:
+        """DI-engine's constructor (``tb_logger`` and ``exp_name`` name DI-engine's logs; ding's buffers log
+        nothing), or ding's ``(replay_buffer_size, seed=0)``."""
+        self.name = instance_name
+        if isinstance(cfg, Mapping):
+            self.cfg = buffer_config(self.config, cfg, instance_name)
+        else:
+            self.cfg = EasyDict({**plain_defaults(self.config), "replay_buffer_size": cfg})
+        super().__init__(*self._ding_arguments(), seed=seed)  # type: ignore[call-arg]
+
+    def _ding_arguments(self) -> tuple[Any, ...]:
+        """The positional arguments of ding's buffer, from :attr:`cfg`."""
+        return (self.cfg.replay_buffer_size,)
+
     @classmethod
     def default_config(cls) -> EasyDict:
         """DI-engine's default config of this buffer, with the values ding has."""
         return EasyDict(plain_defaults(cls.config))
-
-    def _ding_form(self, cfg: Mapping[str, Any] | int, name: str) -> int:
-        """The capacity from DI-engine's config (held to :attr:`config`) or ding's ``replay_buffer_size``."""
-        if isinstance(cfg, Mapping):
-            self.cfg = buffer_config(self.config, cfg, name)
-        else:
-            self.cfg = EasyDict({**plain_defaults(self.config), "replay_buffer_size": cfg})
-        return self.cfg.replay_buffer_size
 
     @property
     def replay_buffer_size(self) -> int:
@@ -87,17 +100,6 @@ class NaiveReplayBuffer(DIEngineBufferCalls, naive_replay.NaiveReplayBuffer):
         "deepcopy": fixed(False, note=NO_DEEPCOPY),
         "enable_track_used_data": fixed(False, note=NO_TRACKING),
     }
-
-    def __init__(
-        self,
-        cfg: Mapping[str, Any] | int,
-        tb_logger: Any = None,
-        exp_name: str = "default_experiment",
-        instance_name: str = "buffer",
-        seed: int | None = 0,
-    ) -> None:
-        self.name = instance_name
-        super().__init__(self._ding_form(cfg, instance_name), seed=seed)
 
     def update(self, info: Mapping[str, Any]) -> None:
         """Nothing to update: the samples have no priorities (DI-engine's naive buffer ignores it too)."""
