@@ -46,10 +46,19 @@ COMPATIBILITY: tuple[str, ...] = (
     "ding.config.di_engine",  # compile_config's DI-engine call form, DI-engine's config layout read into ding's
     "ding.utils.default_helper",  # DI-engine's helpers by their names (deep_merge_dicts, set_pkg_seed ...)
     "ding.torch_utils",  # DI-engine's data conversions (to_tensor ...)
+    "ding.model.template",  # DI-engine's model paths and signatures (DQN, VAC, MAVAC, ContinuousQAC ...)
+    "ding.worker.replay_buffer",  # DI-engine's buffers: NaiveReplayBuffer(cfg), AdvancedReplayBuffer, default_config
 )
 """Modules (and packages) of DI-engine's compatibility layer."""
 
-FACES: tuple[str, ...] = ("ding.envs", "ding.envs.env_manager", "ding.envs.env_wrappers", "ding.config", "ding.utils")
+FACES: tuple[str, ...] = (
+    "ding.envs",
+    "ding.envs.env_manager",
+    "ding.envs.env_wrappers",
+    "ding.config",
+    "ding.utils",
+    "ding.worker",
+)
 """Package faces that export DI-engine's names beside ding's: where the compatibility layer meets the user."""
 
 KNOWN_CROSSINGS: frozenset[tuple[str, str]] = frozenset()

@@ -74,7 +74,6 @@ from ding.worker import (
     EvalResult,
     ExperimentLogger,
     InteractionSerialEvaluator,
-    NaiveReplayBuffer,
     SampleSerialCollector,
 )
 from ding.worker.buffer_plan import (
@@ -89,8 +88,8 @@ from ding.worker.evaluator import configured_episode_bound
 from ding.worker.interrupt import exit_status, signal_of
 from ding.worker.learner import REPLAY_BUFFER_KEY, load_policy_state, load_replay_buffer, stored_best_return
 from ding.worker.logger import ProgressLine
+from ding.worker.naive_replay import NaiveReplayBuffer, ReplayBuffer, save_in_checkpoint
 from ding.worker.prioritized_buffer import prioritized_learn_mode
-from ding.worker.replay_buffer import ReplayBuffer, save_in_checkpoint
 from ding.worker.transitions import transition_collect_mode
 
 

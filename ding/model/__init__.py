@@ -4,11 +4,13 @@ from ding.model.c51 import C51DQN, c51_from_config
 from ding.model.common import ConvEncoder, DiscreteHead, DuelingHead, FCEncoder, build_encoder
 from ding.model.dqn import DQN, model_from_config
 from ding.model.mavac import MAVAC, mavac_from_config
+from ding.model.qrdqn import QRDQN, qrdqn_from_config
 
 __all__ = [
     "C51DQN",
     "DQN",
     "MAVAC",
+    "QRDQN",
     "ConvEncoder",
     "DiscreteHead",
     "DuelingHead",
@@ -17,4 +19,5 @@ __all__ = [
     "c51_from_config",
     "mavac_from_config",
     "model_from_config",
+    "qrdqn_from_config",
 ]

@@ -7,6 +7,7 @@ observation (``4`` for CartPole) or a tuple (``(4, 84, 84)`` for stacked frames)
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -164,15 +165,21 @@ def head_sizes(actor_size: Any, actor_layers: Any, critic_size: Any, critic_laye
     )
 
 
-def init_actor_critic(model: nn.Module, actor_out: nn.Linear, critic_out: nn.Linear) -> None:
+def init_actor_critic(
+    model: nn.Module, actor_out: nn.Linear, critic_out: nn.Linear, keep: Sequence[nn.Module] = ()
+) -> None:
     """PPO's start: every linear layer orthogonal (gain sqrt(2), zero bias), the policy output with gain 0.01 (a
-    near-uniform first policy) and the value output with gain 1."""
+    near-uniform first policy) and the value output with gain 1. The modules in ``keep`` (encoders a user made)
+    keep the weights they came with."""
+    kept = {id(module): copy.deepcopy(module.state_dict()) for module in keep}
     for module in model.modules():
         if isinstance(module, nn.Linear):
             nn.init.orthogonal_(module.weight, gain=math.sqrt(2))
             nn.init.zeros_(module.bias)
     nn.init.orthogonal_(actor_out.weight, gain=0.01)
     nn.init.orthogonal_(critic_out.weight, gain=1.0)
+    for module in keep:
+        module.load_state_dict(kept[id(module)])
 
 
 def mlp(

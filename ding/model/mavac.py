@@ -33,6 +33,17 @@ MASKED_LOGIT = -1e8
 MODES = ("compute_actor", "compute_critic", "compute_actor_critic")
 
 
+def _encoder_pair(encoder: Any) -> tuple[nn.Module, nn.Module]:
+    """DI-engine's ``encoder`` argument: ``(actor_encoder, critic_encoder)``, two torch modules."""
+    pair = isinstance(encoder, (tuple, list)) and len(encoder) == 2
+    if not (pair and all(isinstance(module, nn.Module) for module in encoder)):
+        raise ConfigError(
+            "MAVAC's encoder must be a pair of torch modules (actor_encoder, critic_encoder), got "
+            f"{type(encoder).__name__}"
+        )
+    return encoder[0], encoder[1]
+
+
 def _flat_size(shape: Any, key: str) -> int:
     dims = as_shape(shape, key)
     if len(dims) != 1:
@@ -49,6 +60,11 @@ class MAVAC(nn.Module):
     state-independent log std). The actor is a linear layer to ``actor_head_hidden_size`` then
     ``actor_head_layer_num`` hidden layers; the critic likewise. ``forward(obs, mode)`` also takes DI-engine's
     modes (``'compute_actor'``, ``'compute_critic'``, ``'compute_actor_critic'``).
+
+    ``encoder`` (DI-engine's argument) is a pair of modules ``(actor_encoder, critic_encoder)`` that take the place of
+    the actor's and the critic's first linear layer: the first maps ``agent_state`` to ``actor_head_hidden_size``
+    features, the second ``global_state`` to ``critic_head_hidden_size`` (observations of any shape, images too).
+    ``action_shape`` is the policy head's width, as in DI-engine.
 
     Example:
         >>> model = MAVAC(agent_obs_shape=18, global_obs_shape=54, action_shape=5, agent_num=3)
@@ -72,6 +88,7 @@ class MAVAC(nn.Module):
         action_space: str = "discrete",
         activation: str = "relu",
         sigma_init: float = 0.0,
+        encoder: tuple[nn.Module, nn.Module] | None = None,
     ) -> None:
         super().__init__()
         if action_space not in ("discrete", "continuous"):
@@ -80,20 +97,29 @@ class MAVAC(nn.Module):
             raise ConfigError(f"activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}")
         self.action_space = action_space
         self.agent_num = positive_int(agent_num, "agent_num")
-        self.agent_obs_size = _flat_size(agent_obs_shape, "agent_obs_shape")
-        self.global_obs_size = _flat_size(global_obs_shape, "global_obs_shape")
         self.action_dim = action_dim(action_space, action_shape)
+        self.action_shape = self.action_dim
         actor_size, actor_layers, critic_size, critic_layers = head_sizes(
             actor_head_hidden_size, actor_head_layer_num, critic_head_hidden_size, critic_head_layer_num
         )
-        self.actor = mlp(self.agent_obs_size, [actor_size] * (1 + actor_layers), activation)
+        self.agent_obs_size: int | None = None  # the features checked at the input; None with the user's encoders
+        self.global_obs_size: int | None = None
+        if encoder is None:
+            self.agent_obs_size = _flat_size(agent_obs_shape, "agent_obs_shape")
+            self.global_obs_size = _flat_size(global_obs_shape, "global_obs_shape")
+            self.actor = mlp(self.agent_obs_size, [actor_size] * (1 + actor_layers), activation)
+            self.critic = mlp(self.global_obs_size, [critic_size] * (1 + critic_layers), activation)
+        else:
+            actor_encoder, critic_encoder = _encoder_pair(encoder)
+            self.actor = nn.Sequential(actor_encoder, mlp(actor_size, [actor_size] * actor_layers, activation))
+            self.critic = nn.Sequential(critic_encoder, mlp(critic_size, [critic_size] * critic_layers, activation))
         self.actor_out = nn.Linear(actor_size, self.action_dim)
-        self.critic = mlp(self.global_obs_size, [critic_size] * (1 + critic_layers), activation)
         self.critic_out = nn.Linear(critic_size, 1)
         self.log_sigma: nn.Parameter | None = None
         if action_space == "continuous":
             self.log_sigma = nn.Parameter(torch.full((self.action_dim,), float(sigma_init)))
-        init_actor_critic(self, self.actor_out, self.critic_out)
+        user_made = (self.actor[0], self.critic[0]) if encoder is not None else ()
+        init_actor_critic(self, self.actor_out, self.critic_out, keep=user_made)
 
     def forward(self, obs: Mapping[str, torch.Tensor], mode: str = "compute_actor_critic") -> dict[str, Any]:
         if mode not in MODES:
@@ -127,12 +153,12 @@ class MAVAC(nn.Module):
         return {"value": value}
 
     @staticmethod
-    def _input(obs: Mapping[str, torch.Tensor], key: str, size: int) -> torch.Tensor:
+    def _input(obs: Mapping[str, torch.Tensor], key: str, size: int | None) -> torch.Tensor:
         if not isinstance(obs, Mapping) or key not in obs:
             given = sorted(obs) if isinstance(obs, Mapping) else type(obs).__name__
             raise ValueError(f"MAVAC needs a dict observation with {key!r}, got {given}")
         value = obs[key]
-        if value.shape[-1] != size:
+        if size is not None and value.shape[-1] != size:
             raise ValueError(f"{key} has shape {tuple(value.shape)}; the model was sized for {size} features")
         return value.float()
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import torch
@@ -87,11 +87,14 @@ class ContinuousCritics(nn.Module, ABC):
         q = torch.stack([head(x).squeeze(-1) for head in self.q_heads()])
         return {"q_value": q if self.twin_critic else q[0]}
 
-    def forward(self, obs: torch.Tensor, mode: str = "compute_actor", action: torch.Tensor | None = None) -> Any:
-        """DI-engine's mode dispatch: ``model(obs)`` / ``model(obs, 'compute_critic', action)``."""
+    def forward(self, obs: Any, mode: str = "compute_actor", action: torch.Tensor | None = None) -> Any:
+        """DI-engine's mode dispatch: ``model(obs)`` / ``model(obs, 'compute_critic', action)``, or DI-engine's
+        ``model({'obs': obs, 'action': action}, 'compute_critic')``."""
         if mode == "compute_actor":
             return self.compute_actor(obs)
         if mode == "compute_critic":
+            if action is None and isinstance(obs, Mapping) and {"obs", "action"} <= set(obs):
+                obs, action = obs["obs"], obs["action"]
             if action is None:
                 raise ValueError("compute_critic needs an action batch")
             return self.compute_critic(obs, action)

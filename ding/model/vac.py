@@ -7,6 +7,7 @@ log standard deviation (one parameter per dimension).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,7 +15,15 @@ import torch
 from torch import nn
 
 from ding.errors import ConfigError
-from ding.model.common import action_dim, build_encoder, head_sizes, init_actor_critic, mlp, model_kwargs
+from ding.model.common import (
+    action_dim,
+    build_encoder,
+    head_sizes,
+    hidden_sizes,
+    init_actor_critic,
+    mlp,
+    model_kwargs,
+)
 from ding.model.obs_input import INPUT_KEYS, ObsInput
 
 ACTION_SPACES = ("discrete", "continuous")
@@ -26,7 +35,9 @@ class VAC(nn.Module):
     ``forward(obs)`` returns ``{'logit': ..., 'value': ...}``: ``value`` has shape ``(batch,)``;
     ``logit`` is a ``(batch, action_shape)`` tensor of categorical logits for discrete actions, or
     ``{'mu': ..., 'sigma': ...}`` (each ``(batch, action_dim)``) for continuous ones.
-    ``share_encoder=False`` gives the actor and the critic an encoder each. Each head has
+    ``share_encoder=False`` gives the actor and the critic an encoder each. ``encoder`` (DI-engine's argument) is a
+    torch module to use as the encoder (a copy of it for the critic when not shared) in place of the one
+    ``encoder_hidden_size_list`` builds; its features are the list's last size. Each head has
     ``*_head_layer_num`` hidden layers of width ``*_head_hidden_size`` before its output layer.
     Linear layers start orthogonal (gain sqrt(2)), the policy output with gain 0.01 (a near-uniform
     first policy) and the value output with gain 1. ``bound_type='tanh'`` squashes a continuous mean into
@@ -61,6 +72,7 @@ class VAC(nn.Module):
         obs_range: Sequence[float] | None = None,
         sigma_type: str = "independent",
         bound_type: str | None = None,
+        encoder: nn.Module | None = None,
     ) -> None:
         super().__init__()
         if action_space not in ACTION_SPACES:
@@ -78,11 +90,12 @@ class VAC(nn.Module):
             actor_head_hidden_size, actor_head_layer_num, critic_head_hidden_size, critic_head_layer_num
         )
         self.share_encoder = bool(share_encoder)
-        self.actor_encoder = build_encoder(obs_shape, encoder_hidden_size_list, activation)
+        self.actor_encoder, features = self._encoder(encoder, obs_shape, encoder_hidden_size_list, activation)
         self.critic_encoder = (
-            self.actor_encoder if self.share_encoder else build_encoder(obs_shape, encoder_hidden_size_list, activation)
+            self.actor_encoder
+            if self.share_encoder
+            else self._encoder(copy.deepcopy(encoder), obs_shape, encoder_hidden_size_list, activation)[0]
         )
-        features = self.actor_encoder.output_size
         self.actor_body = self._body(features, actor_size, actor_layers, activation)
         self.actor_out = nn.Linear(actor_size if actor_layers else features, self.action_dim)
         self.critic_body = self._body(features, critic_size, critic_layers, activation)
@@ -90,7 +103,21 @@ class VAC(nn.Module):
         self.log_sigma: nn.Parameter | None = None
         if action_space == "continuous":
             self.log_sigma = nn.Parameter(torch.full((self.action_dim,), float(sigma_init)))
-        init_actor_critic(self, self.actor_out, self.critic_out)
+        user_made = {self.actor_encoder, self.critic_encoder} if encoder is not None else set()
+        init_actor_critic(self, self.actor_out, self.critic_out, keep=list(user_made))
+
+    @staticmethod
+    def _encoder(
+        encoder: nn.Module | None, obs_shape: Any, hidden_size_list: Sequence[int], act: str
+    ) -> tuple[nn.Module, int]:
+        """The user's ``encoder`` (its features: the last of ``hidden_size_list``, as DI-engine reads them), or
+        the encoder the observation shape calls for."""
+        if encoder is None:
+            built = build_encoder(obs_shape, hidden_size_list, act)
+            return built, built.output_size
+        if not isinstance(encoder, nn.Module):
+            raise ConfigError(f"VAC's encoder must be a torch module, got {type(encoder).__name__}")
+        return encoder, hidden_sizes(hidden_size_list, "encoder_hidden_size_list")[-1]
 
     @staticmethod
     def _body(features: int, size: int, layers: int, act: str) -> nn.Module:

@@ -5,7 +5,7 @@ buffer fits in memory: all from the env's spec trace and the policy's config, be
   frame stack (the last step of its spec trace that changes the observation is ``frame_stack`` on the whole
   observation) and the policy states an n-step rule; ``policy.other.replay_buffer.share_frames`` (None: decide
   so) forces it (True) or turns it off (False).
-- ``naive`` (:class:`~ding.worker.NaiveReplayBuffer`): otherwise.
+- ``naive`` (:class:`~ding.worker.naive_replay.NaiveReplayBuffer`): otherwise.
 
 With ``policy.priority=True`` either kind draws by priority (:mod:`ding.worker.prioritized_buffer`:
 ``PrioritizedReplayBuffer``, ``PrioritizedFrameStackReplayBuffer``) with the rule of ``policy.other.replay_buffer``'s
@@ -24,9 +24,9 @@ from ding.envs.values.spaces import EnvSpaces
 from ding.errors import ConfigError
 from ding.policy.nstep import NStepRule
 from ding.worker.frame_buffer import FrameStackReplayBuffer
+from ding.worker.naive_replay import NaiveReplayBuffer, ReplayBuffer, check_capacity
 from ding.worker.prioritized_buffer import PrioritizedFrameStackReplayBuffer, PrioritizedReplayBuffer
 from ding.worker.priority import PriorityRule, priority_rule_of
-from ding.worker.replay_buffer import NaiveReplayBuffer, ReplayBuffer, check_capacity
 
 SpecTrace = Sequence[tuple[str, EnvSpaces]]
 FRAME_STACK, NAIVE = "frame_stack", "naive"

@@ -36,7 +36,7 @@ from ding.envs.values.spaces import EnvSpaces
 from ding.policy.nstep import NStepRule
 from ding.worker.buffer_state import array_to_tensor
 from ding.worker.interrupt import critical_section
-from ding.worker.replay_buffer import check_capacity, check_sample_size, check_state_kind
+from ding.worker.naive_replay import check_capacity, check_sample_size, check_state_kind
 from ding.worker.transitions import ENV_ID, EPISODE_END, EPISODE_START
 
 FieldLayout = dict[str, tuple[tuple[int, ...], np.dtype[Any]]]
@@ -92,8 +92,8 @@ class FrameStackReplayBuffer:
 
     ``observation_space`` is the env's stacked observation space; ``nstep_rule`` the policy's n-step rule.
     ``push`` takes transitions tagged as :mod:`ding.worker.transitions` describes; ``sample`` returns
-    ``size`` distinct drawable samples (dicts, as :class:`~ding.worker.NaiveReplayBuffer` holds them), or None
-    while fewer are drawable; ``sample_batch`` returns them as stacked arrays.
+    ``size`` distinct drawable samples (dicts, as :class:`~ding.worker.naive_replay.NaiveReplayBuffer` holds them), or
+    None while fewer are drawable; ``sample_batch`` returns them as stacked arrays.
 
     Example:
         >>> space = spaces.Box(0, 255, (2, 1), np.uint8)

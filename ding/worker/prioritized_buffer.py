@@ -32,6 +32,7 @@ from ding.policy.nstep import NStepRule
 from ding.worker.buffer_state import array_to_tensor
 from ding.worker.frame_buffer import FrameStackReplayBuffer, unbatch
 from ding.worker.interrupt import critical_section
+from ding.worker.naive_replay import NaiveReplayBuffer, check_sample_size, check_state_kind
 from ding.worker.priority import (
     REPLAY_ID,
     REPLAY_INDEX,
@@ -40,7 +41,6 @@ from ding.worker.priority import (
     batch_ids,
     drawn_keys,
 )
-from ding.worker.replay_buffer import NaiveReplayBuffer, check_sample_size, check_state_kind
 
 PRIORITY_KEY = "priority"
 """The learner's statistic that holds a batch's new priorities, one per sample (DI-engine's)."""
@@ -78,7 +78,8 @@ class _PriorityUpdates:
 
 
 class PrioritizedReplayBuffer(_PriorityUpdates, NaiveReplayBuffer):
-    """:class:`~ding.worker.NaiveReplayBuffer` whose batches are drawn by priority (see the module docstring)."""
+    """:class:`~ding.worker.naive_replay.NaiveReplayBuffer` whose batches are drawn by priority (see the module
+    docstring)."""
 
     def __init__(self, replay_buffer_size: int, rule: PriorityRule, seed: int | None = 0) -> None:
         super().__init__(replay_buffer_size, seed=seed)
@@ -122,7 +123,7 @@ class PrioritizedReplayBuffer(_PriorityUpdates, NaiveReplayBuffer):
         self._numbers.fill(-1)
 
     def state_dict(self) -> dict[str, Any]:
-        """:class:`~ding.worker.NaiveReplayBuffer`'s state, with the priorities and push numbers."""
+        """:class:`~ding.worker.naive_replay.NaiveReplayBuffer`'s state, with the priorities and push numbers."""
         state = super().state_dict()
         priorities = self._priorities.state_dict()
         return {

@@ -214,7 +214,10 @@ def test_the_cartpole_config_compiles_strictly() -> None:
     ("cfg", "match"),
     [
         ({"on_policy": False}, r"A2C learns on-policy"),
-        ({"priority": True}, r"policy\.priority must be False \(prioritized replay is for the DQN family"),
+        (
+            {"priority": True},
+            r"policy\.priority must be False \(prioritized replay is for the DQN family: dqn, c51, qrdqn\), got True",
+        ),
         ({"action_space": "hybrid"}, r"policy\.action_space must be one of"),
         ({"learn": {"update_per_collect": 4}}, r"update_per_collect must be 1 \(each sample is learned once.*got 4"),
         ({"learn": {"betas": [0.9]}}, r"policy\.learn\.betas must be a pair of numbers in \[0, 1\), got \[0\.9\]"),

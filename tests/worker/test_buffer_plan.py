@@ -17,7 +17,6 @@ from ding.errors import ConfigError
 from ding.policy.dqn import DQNPolicy
 from ding.policy.nstep import NStepRule
 from ding.utils.memory import mem_available
-from ding.worker import NaiveReplayBuffer
 from ding.worker.buffer_plan import (
     ENV_RESERVE_NBYTES,
     TRAINER_RESERVE_NBYTES,
@@ -28,6 +27,7 @@ from ding.worker.buffer_plan import (
     plan_replay_buffer,
 )
 from ding.worker.frame_buffer import FrameStackReplayBuffer
+from ding.worker.naive_replay import NaiveReplayBuffer
 from dizoo.atari.envs import AtariEnv
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]

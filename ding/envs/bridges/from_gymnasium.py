@@ -227,7 +227,9 @@ class DingEnvWrapper(BaseEnv):
             )
 
     # ----- env interface -------------------------------------------------------------------------
-    def reset(self) -> Any:
+    def reset(self, options: dict[str, Any] | None = None) -> Any:
+        """Start an episode; ``options`` go to the gymnasium env's ``reset(options=...)`` (as SB3's ``set_options``
+        gives them)."""
         if self._closed:
             raise RuntimeError(f"{type(self).__name__} is closed")
         if self._rebuild_for_render:
@@ -238,7 +240,7 @@ class DingEnvWrapper(BaseEnv):
         # A seed restarts the game, so an episode that ended with a lost life, not the game, continues unseeded.
         seed = self._next_episode_seed() if self._seed_api and not self._game_goes_on else None
         self._game_goes_on = False
-        obs, _ = self._env.reset(seed=seed)
+        obs, _ = self._env.reset(seed=seed, options=options)
         if self._recorder is not None:
             self._recorder.finish_episode()
             self._recorder.add_frame(self._env.render())

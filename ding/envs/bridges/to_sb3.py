@@ -12,6 +12,9 @@ Seeding is SB3's: ``seed(s)`` gives env ``i`` the seed ``s + i`` at the next ``r
 then draws its episode seeds from its own stream (see :mod:`ding.envs.values.seeding`). Episode statistics
 for SB3's logs come from ``stable_baselines3.common.vec_env.VecMonitor`` around this VecEnv.
 
+Dict and Tuple action spaces are refused: SB3's algorithms act in Box, Discrete, MultiDiscrete and MultiBinary spaces
+only, and ding's managers step array actions.
+
 A single ding env goes to SB3 as :class:`ding.envs.bridges.to_gymnasium.GymnasiumEnv` (SB3 wraps it itself),
 or as this VecEnv over a manager of one env.
 """
@@ -19,12 +22,14 @@ or as this VecEnv over a manager of one env.
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 
+from ding.envs.bridges.from_gymnasium import DingEnvWrapper
 from ding.envs.env_manager import BaseEnvManager, create_env_manager
 from ding.envs.env_manager.env_fn import EnvFn
 from ding.envs.env_manager.fanout import METHOD, MISSING
@@ -87,6 +92,7 @@ class SB3VecEnv(VecEnv):
         self._waiting = False
         if not manager.launched:
             manager.launch()
+        _check_distinct_envs(manager)
         super().__init__(manager.env_num, env_spaces.observation, env_spaces.action)
 
     @property
@@ -94,9 +100,22 @@ class SB3VecEnv(VecEnv):
         """The driven env manager."""
         return self._manager
 
+    @property
+    def envs(self) -> list[Any]:
+        """The ding envs, where they run in this process (a ``base`` manager), as SB3's ``DummyVecEnv.envs``; a
+        manager whose envs run in workers raises ``AttributeError``."""
+        envs = self._manager.in_process_envs()
+        if envs is None:
+            raise AttributeError(
+                f"the {self._manager.manager_type} manager's envs run in its workers, not in this process: reach them "
+                "with get_attr, set_attr and env_method"
+            )
+        return envs
+
     # ----- stepping -------------------------------------------------------------------------------
     def reset(self) -> VecEnvObs:
-        """Reset every env (with the seeds of :meth:`seed` and the options of ``set_options``, once)."""
+        """Reset every env (with the seeds of :meth:`seed` and the options of ``set_options``, once: each env's
+        ``reset(options=...)``, as SB3 passes them)."""
         manager = self._manager
         if self._waiting:  # SB3: a reset cancels a step in progress
             manager.step_wait()
@@ -104,16 +123,20 @@ class SB3VecEnv(VecEnv):
         seeds = {env_id: seed for env_id, seed in enumerate(self._seeds) if seed is not None}
         if seeds:
             manager.seed(seeds)
-        manager.reset({env_id: dict(self._options[env_id] or {}) for env_id in range(self.num_envs)})
+        options = [{"options": dict(given)} if given else {} for given in self._options]  # as SB3's DummyVecEnv
+        manager.reset(dict(enumerate(options)))
         self._reset_seeds()
         self._reset_options()
         self.reset_infos = [{} for _ in range(self.num_envs)]
         return self._ready_obs()
 
     def step_async(self, actions: np.ndarray) -> None:
-        """Send every env its row of ``actions`` (an array with one row per env)."""
+        """Send every env its row of ``actions`` (one row per env; an array of as many values in another shape is
+        reshaped to one row per env, as SB3's policies do)."""
         rows = np.asarray(actions)
         expected = (self.num_envs, *(self.action_space.shape or ()))
+        if rows.shape != expected and rows.size == math.prod(expected):
+            rows = rows.reshape(expected)  # as SB3's policies reshape actions: (-1, *action_space.shape)
         if rows.shape != expected:
             raise ValueError(
                 f"actions must have shape {expected} (one row per env of {self.action_space}), got {rows.shape}"
@@ -204,10 +227,10 @@ class SB3VecEnv(VecEnv):
         if indices is None:
             return list(range(self.num_envs))
         ids = [int(indices)] if isinstance(indices, (int, np.integer)) else [int(i) for i in indices]
-        bad = [i for i in ids if not 0 <= i < self.num_envs]
+        bad = [i for i in ids if not -self.num_envs <= i < self.num_envs]
         if bad:
             raise IndexError(f"env indices {bad} out of range for {self.num_envs} envs")
-        return ids
+        return [i % self.num_envs for i in ids]  # -1 is the last env, as in SB3's vec envs
 
     def _method(self, name: str, env_id: int) -> Any:
         def call(*args: Any, **kwargs: Any) -> Any:
@@ -224,6 +247,22 @@ class SB3VecEnv(VecEnv):
 
     def __repr__(self) -> str:
         return f"SB3VecEnv({type(self._manager).__name__}, num_envs={self.num_envs})"
+
+
+def _check_distinct_envs(manager: BaseEnvManager) -> None:
+    """Raise ``ValueError`` when in-process envs share one simulator: the env functions returned one env instance."""
+    envs = manager.in_process_envs()
+    if envs is None:  # envs in workers: each process built its own
+        return
+    owners: dict[int, int] = {}
+    for env_id, env in enumerate(envs):
+        simulator = env.env.unwrapped if isinstance(env, DingEnvWrapper) else env
+        first = owners.setdefault(id(simulator), env_id)
+        if first != env_id:
+            raise ValueError(
+                f"envs {first} and {env_id} are one env instance: each env function must make a new env (build it "
+                "inside the function, not once outside it)"
+            )
 
 
 def make_sb3_vec_env(manager_cfg: dict[str, Any], env_fns: Sequence[EnvFn]) -> SB3VecEnv:

@@ -185,6 +185,12 @@ class BaseEnvManager:
         if env_spaces is not None:
             self._ledger.reward_space = env_spaces.reward
 
+    def in_process_envs(self) -> list[Any] | None:
+        """The env objects, built in this process at launch; None for a manager whose envs run in workers (reached
+        through :meth:`call_envs`)."""
+        engine = self._engine
+        return list(engine.envs) if isinstance(engine, InProcessEngine) else None
+
     # ----- DI-engine's attribute names of the settings (its tests read and assign them) ----------------
     _episode_num = _setting("episode_num")
     _max_retry = _setting("max_retry")

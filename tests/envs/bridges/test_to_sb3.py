@@ -305,3 +305,75 @@ def test_an_env_fault_ends_its_episode_as_a_truncation(fails_once_id: str) -> No
         assert infos[0]["abnormal"] and "injected fault" in infos[0]["error"] and infos[0]["TimeLimit.truncated"]
         assert infos[0]["terminal_observation"].tolist() == [2.0]  # the last observation before the fault
         assert obs[:, 0].tolist() == [0.0, 3.0] and steps[3][0][:, 0].tolist() == [1.0, 4.0]  # env 0 started over
+
+
+class EchoEnv(gym.Env[np.ndarray, np.ndarray]):
+    """A gymnasium env whose observation is the last action (a Box of 4) and which keeps its reset options."""
+
+    observation_space = gym.spaces.Box(-10.0, 10.0, (4,), np.float32)
+    action_space = gym.spaces.Box(-10.0, 10.0, (4,), np.float32)
+
+    def __init__(self) -> None:
+        self.counter = 0
+        self.last_options: Any = None
+
+    def reset(self, *, seed: int | None = None, options: Any = None) -> tuple[np.ndarray, dict[str, Any]]:
+        super().reset(seed=seed)
+        self.last_options = options
+        return np.zeros(4, np.float32), {}
+
+    def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        return np.asarray(action, np.float32), 0.0, False, False, {}
+
+
+def echo_fn() -> Any:
+    from ding.envs.env_manager.vector import gymnasium_env_fn
+
+    return gymnasium_env_fn(EchoEnv)
+
+
+def test_actions_of_as_many_values_in_another_shape_are_reshaped_as_sb3_does() -> None:
+    with make_sb3_vec_env({"type": "base"}, [echo_fn()]) as venv:
+        venv.reset()
+        obs, *_ = venv.step(np.arange(4, dtype=np.float32).reshape(2, 2))  # one env, a Box of 4: reshaped to (1, 4)
+        assert obs.tolist() == [[0.0, 1.0, 2.0, 3.0]]
+        with pytest.raises(ValueError, match=r"actions must have shape \(1, 4\) .*, got \(2, 3\)"):
+            venv.step_async(np.zeros((2, 3), np.float32))
+
+
+@pytest.mark.parametrize("kind", ["base", "subprocess"])
+def test_set_wrapper_attr_and_options_reach_the_gymnasium_envs_as_in_sb3(kind: str) -> None:
+    with make_sb3_vec_env({"type": kind}, [echo_fn()] * 3) as venv:
+        venv.reset()
+        assert venv.env_method("set_wrapper_attr", "counter", 12, indices=[0, -1]) == [True, True]  # SB3's return
+        assert venv.get_attr("counter") == [12, 0, 12] and venv.get_attr("counter", indices=-1) == [12]
+        venv.set_options([{"level": 1}, {}, {"level": 3}])
+        venv.reset()
+        assert venv.get_attr("last_options") == [{"level": 1}, None, {"level": 3}]
+        venv.reset()
+        assert venv.get_attr("last_options") == [None] * 3  # options apply to one reset, as in SB3
+        with pytest.raises(IndexError, match=r"env indices \[3, -4\] out of range for 3 envs"):
+            venv.get_attr("counter", indices=[3, -4])
+
+
+def test_envs_are_the_ding_envs_where_they_run_in_process() -> None:
+    with make_sb3_vec_env({"type": "base"}, [echo_fn()] * 2) as venv:
+        venv.set_attr("dummy", 7)
+        assert [type(env).__name__ for env in venv.envs] == ["GymnasiumPassthroughEnv"] * 2
+        assert venv.envs[1].dummy == 7
+    with (
+        make_sb3_vec_env({"type": "subprocess"}, [echo_fn()] * 2) as venv,
+        pytest.raises(AttributeError, match="the subprocess manager's envs run in its workers"),
+    ):
+        _ = venv.envs
+
+
+def test_env_functions_that_return_one_shared_env_are_refused() -> None:
+    from ding.envs.env_manager.vector import gymnasium_env_fn
+
+    shared = EchoEnv()
+    with pytest.raises(ValueError, match="envs 0 and 1 are one env instance: each env function must make a new env"):
+        make_sb3_vec_env({"type": "base"}, [gymnasium_env_fn(lambda: shared)] * 3)
+    one_ding_env = DingEnvWrapper(cfg={"env_id": "CartPole-v1"})
+    with pytest.raises(ValueError, match="envs 0 and 1 are one env instance"):
+        make_sb3_vec_env({"type": "base"}, [lambda: one_ding_env] * 2)

@@ -13,12 +13,14 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium import spaces
 
 from ding.envs.env_manager import BaseEnvManager
 from ding.envs.env_manager.core.shm import BufferLayout
+from ding.envs.env_manager.vector import gymnasium_env_fn, make_vector_env
 from ding.envs.values.spaces import EnvSpaces
 from ding.errors import EnvSpecError, EnvStepError
 from dizoo.classic_control.cartpole.envs import CartPoleEnv
@@ -215,3 +217,38 @@ def test_box_observation_space_is_a_single_leaf() -> None:
     assert isinstance(space, spaces.Box)
     layout = BufferLayout.plan(CartPoleEnv.spaces_from_config({}), env_num=5)
     assert layout.obs_paths == ((),) and layout.ready[0].shape == (5, 4)
+
+
+GYMNASIUM_DYNAMIC_SHAPE = "has a dynamic shape so its not possible to make a static shared memory."
+"""What gymnasium's vector tests look for in the TypeError of a space that gets no shared memory (they skip it)."""
+
+
+class DynamicObsEnv(gym.Env[Any, int]):
+    """A gymnasium env whose observations have no fixed shape."""
+
+    action_space = spaces.Discrete(2)
+
+    def __init__(self, space: spaces.Space[Any]) -> None:
+        self.observation_space = space
+
+    def reset(self, *, seed: int | None = None, options: Any = None) -> tuple[Any, dict[str, Any]]:
+        super().reset(seed=seed)
+        return self.observation_space.sample(), {}
+
+    def step(self, action: int) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        return self.observation_space.sample(), 0.0, False, False, {}
+
+
+@pytest.mark.parametrize(
+    ("space", "leaf"),
+    [
+        (spaces.Sequence(spaces.Box(0.0, 1.0, (2,))), "()"),
+        (spaces.Graph(spaces.Box(0.0, 1.0, (2,)), spaces.Discrete(3)), "()"),
+        (spaces.Dict(a=spaces.Discrete(2), b=spaces.Sequence(spaces.Discrete(2))), "('b',)"),
+    ],
+)
+def test_a_space_without_a_fixed_shape_is_refused_in_gymnasiums_words(space: spaces.Space[Any], leaf: str) -> None:
+    env_fns = [gymnasium_env_fn(partial(DynamicObsEnv, space))] * 2
+    with pytest.raises(TypeError) as refused:
+        make_vector_env({"type": "subprocess"}, env_fns)  # as gymnasium's tests build a vector env
+    assert GYMNASIUM_DYNAMIC_SHAPE in str(refused.value) and f"observation leaf {leaf}:" in str(refused.value)

@@ -141,6 +141,15 @@ class SharedArray:
                 shm.unlink()
 
 
+DYNAMIC_SHAPE = (
+    "observation leaf {path}: {space} has a dynamic shape so its not possible to make a static shared memory. "
+    "ding's process managers lay observations out in rows of a fixed shape and dtype (Box, Discrete, MultiDiscrete "
+    "and MultiBinary leaves, in Dict and Tuple spaces too)"
+)
+"""Why a space without a fixed shape gets no buffer; its first sentence is gymnasium's, so that code written for
+gymnasium's vector envs (its tests skip such spaces on this text) treats ding's refusal as gymnasium's own."""
+
+
 def obs_leaves(space: spaces.Space[Any], path: Path = ()) -> list[tuple[Path, spaces.Space[Any]]]:
     """The fixed-shape leaves of an observation space with their paths (keys / indices)."""
     if isinstance(space, spaces.Dict):
@@ -148,7 +157,7 @@ def obs_leaves(space: spaces.Space[Any], path: Path = ()) -> list[tuple[Path, sp
     if isinstance(space, spaces.Tuple):
         return [leaf for i, sub in enumerate(space.spaces) for leaf in obs_leaves(sub, (*path, i))]
     if space.shape is None or space.dtype is None:
-        raise TypeError(f"observation leaf {path} ({space}) has no fixed shape and dtype for shared memory")
+        raise TypeError(DYNAMIC_SHAPE.format(path=path, space=space))
     return [(path, space)]
 
 

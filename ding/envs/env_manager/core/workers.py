@@ -28,6 +28,7 @@ from ding.envs.env_manager.core.link import WorkerLink
 from ding.envs.env_manager.core.replies import StepReply
 from ding.envs.env_manager.core.results import Results
 from ding.envs.env_manager.core.shm import BufferLayout, SharedBuffers
+from ding.envs.env_state import state_key
 from ding.envs.env_manager.engine import EngineParts
 from ding.envs.env_manager.ledger import Retry
 from ding.envs.spaces import EnvSpaces
@@ -80,7 +81,7 @@ class Workers:
         return self._spaces
 
     def _worker_setup(self, w: int) -> WorkerSetup:
-        return WorkerSetup(w, self._groups.groups[w], self._blobs[w], self.layout, self._link.spin.limit)
+        return WorkerSetup(w, self._groups.groups[w], self._blobs[w], self.layout, self._link.spin.limit, state_key())
 
     # ----- lifecycle -----------------------------------------------------------------------------
     def launch(self, env_spaces: EnvSpaces | None, declared: bool) -> tuple[EnvSpaces, bool]:

@@ -126,15 +126,17 @@ class GymnasiumPassthroughEnv(DingEnvWrapper):
             return getattr(self, name)
         return self.gymnasium_env.get_wrapper_attr(name)
 
-    def set_wrapper_attr(self, name: str, value: Any) -> None:
-        """Set ``name`` where gymnasium would: here if this ding env has it, else in the gymnasium env.
+    def set_wrapper_attr(self, name: str, value: Any, *, force: bool = True) -> bool:
+        """Set ``name`` where gymnasium would: here if this ding env has it, else in the gymnasium env; True when
+        set (gymnasium's return).
 
-        In the gymnasium env it goes to the first wrapper that has the attribute, else onto the outermost one.
+        In the gymnasium env it goes to the first wrapper that has the attribute, else (``force``) onto the
+        outermost one.
         """
         if name in self.__dict__ or hasattr(type(self), name):
             setattr(self, name, value)
-        else:
-            self.gymnasium_env.set_wrapper_attr(name, value)
+            return True
+        return bool(self.gymnasium_env.set_wrapper_attr(name, value, force=force))
 
     def __getattr__(self, name: str) -> Any:
         # Called only for names this object lacks; private names never reach the gymnasium env.

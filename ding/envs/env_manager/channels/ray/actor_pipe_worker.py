@@ -19,6 +19,7 @@ from multiprocessing import connection
 
 from ding.envs.env_manager.core.channel import WorkerSetup
 from ding.envs.env_manager.core.worker import serve_connection, single_thread_numerics
+from ding.envs.env_state import use_state_key
 
 
 class RayShmWorker:
@@ -41,6 +42,7 @@ class RayShmWorker:
         except (EOFError, OSError):  # the manager went away before setting this worker up
             conn.close()
             return
+        use_state_key(setup.state_key)  # this actor restores the env states its trainer's processes took
         serve_connection(setup.env_ids, setup.env_fns_blob, conn, setup.layout, setup.spin_limit)
 
     def ping(self) -> int:

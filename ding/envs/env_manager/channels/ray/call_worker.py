@@ -19,6 +19,7 @@ import pickle
 
 from ding.envs.env_manager.core.shm import BufferLayout
 from ding.envs.env_manager.core.worker import Worker, single_thread_numerics
+from ding.envs.env_state import use_state_key
 
 RESTARTED = b"R"
 """Reply of an actor that Ray restarted and the channel has not started up again."""
@@ -29,10 +30,11 @@ CLOSED = b"c"
 class RayEnvWorker:
     """Holds the envs ``env_ids`` (built from a cloudpickled list of constructors) inside a Ray actor."""
 
-    def __init__(self, env_ids: list[int], env_fns_blob: bytes) -> None:
+    def __init__(self, env_ids: list[int], env_fns_blob: bytes, state_key: bytes) -> None:
         import cloudpickle
 
         single_thread_numerics()
+        use_state_key(state_key)  # this actor restores the env states its trainer's processes took
         self._worker = Worker(env_ids, cloudpickle.loads(env_fns_blob))
         self._started = False
 
