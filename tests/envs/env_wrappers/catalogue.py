@@ -8,6 +8,8 @@ steps so a 20-step run crosses an episode boundary.
 from __future__ import annotations
 
 import dataclasses
+import importlib
+import pkgutil
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -170,3 +172,13 @@ ALE_CATALOGUE: dict[str, CatalogueEntry] = {
     ),
 }
 CATALOGUE.update(ALE_CATALOGUE)
+
+
+def shape_cases() -> list[ShapeCase]:
+    """Every shape-proof case, from the ``cases_*`` modules beside this one (the docs' wrapper catalogue shows them)."""
+    package = importlib.import_module(__package__ or "tests.envs.env_wrappers")
+    cases: list[ShapeCase] = []
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+        if info.name.startswith("cases_"):
+            cases.extend(importlib.import_module(f"{package.__name__}.{info.name}").CASES)
+    return cases

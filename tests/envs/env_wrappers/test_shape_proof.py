@@ -7,28 +7,15 @@ observations and rewards after reset and over 20 steps (crossing episode boundar
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-
 import pytest
 
 from ding.envs.env_wrappers import WRAPPER_REGISTRY, apply_wrappers, update_shape, update_space
 from ding.envs.values.spaces import EnvSpaces, reward_space_of
 from tests.envs.env_wrappers import catalogue
-from tests.envs.env_wrappers.catalogue import ALE_CATALOGUE, ShapeCase, make_catalogue_env
+from tests.envs.env_wrappers.catalogue import ALE_CATALOGUE, ShapeCase, make_catalogue_env, shape_cases
 from tests.envs.env_wrappers.checks import assert_matches_space, assert_reward_matches
 
-
-def _load_cases() -> list[ShapeCase]:
-    cases: list[ShapeCase] = []
-    package = importlib.import_module("tests.envs.env_wrappers")
-    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
-        if info.name.startswith("cases_"):
-            cases.extend(importlib.import_module(f"tests.envs.env_wrappers.{info.name}").CASES)
-    return cases
-
-
-ALL_CASES = _load_cases()
+ALL_CASES = shape_cases()
 
 
 def test_every_registered_wrapper_is_proven() -> None:

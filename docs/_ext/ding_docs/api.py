@@ -1,0 +1,66 @@
+"""The API reference: a page per public package, with autodoc of every name the package exports.
+
+A name is documented once, on the page of the most specific public package that exports it (``BaseEnvManager`` on
+``ding.envs.env_manager``'s page, though ``ding.envs`` exports it too).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from typing import Any
+
+from ding_docs.rst import heading, page
+
+PACKAGES = (
+    "ding.envs",
+    "ding.envs.env_wrappers",
+    "ding.envs.env_manager",
+    "ding.config",
+    "ding.policy",
+    "ding.worker",
+    "ding.entry",
+)
+"""The public packages, in the order of the reference's table of contents."""
+
+
+def directive(package: str, name: str, obj: Any) -> list[str]:
+    target = f"{package}.{name}"
+    if inspect.isclass(obj):
+        return [f".. autoclass:: {target}", "   :members:", "   :show-inheritance:", ""]
+    if callable(obj) and not inspect.ismodule(obj):
+        return [f".. autofunction:: {target}", ""]
+    return [f".. autodata:: {target}", "   :no-value:", ""]
+
+
+def exports(package: str) -> list[tuple[str, Any]]:
+    module = importlib.import_module(package)
+    names = getattr(module, "__all__", None) or [n for n in vars(module) if not n.startswith("_")]
+    return [(name, getattr(module, name)) for name in names if not inspect.ismodule(getattr(module, name))]
+
+
+def owner(obj: Any) -> str:
+    """The most specific public package whose subtree defines ``obj`` (its own module's package)."""
+    module = getattr(obj, "__module__", None) or ""
+    candidates = [p for p in PACKAGES if module == p or module.startswith(p + ".")]
+    return max(candidates, key=len) if candidates else ""
+
+
+def pages() -> dict[str, str]:
+    """Each package's page (named by the package) as reStructuredText."""
+    documented: set[int] = set()
+    lines_of: dict[str, list[str]] = {}
+    for package in sorted(PACKAGES, key=len, reverse=True):
+        lines = [*heading(package, "="), f".. automodule:: {package}", "   :no-members:", ""]
+        for name, obj in exports(package):
+            owned_here = owner(obj) in ("", package) or owner(obj) not in PACKAGES
+            if id(obj) in documented or (not owned_here and _exported_by(owner(obj), obj)):
+                continue
+            documented.add(id(obj))
+            lines += directive(package, name, obj)
+        lines_of[package] = lines
+    return {package: page(lines_of[package]) for package in PACKAGES}
+
+
+def _exported_by(package: str, obj: Any) -> bool:
+    return any(value is obj for _, value in exports(package))
