@@ -21,7 +21,7 @@ SWAP = """
 # ----- ding's SB3VecEnv in place of SB3's vec envs (scripts/sb3_vec_env_tests.py) -----
 from ding.envs.env_manager import create_env_manager as _create_env_manager
 from ding.envs.env_manager.vector import gymnasium_env_fn as _gymnasium_env_fn
-from ding.envs.sb3 import SB3VecEnv as _SB3VecEnv
+from ding.envs.bridges.to_sb3 import SB3VecEnv as _SB3VecEnv
 
 
 def _ding_vec_env(manager_type, env_fns, start_method=None):

@@ -43,7 +43,6 @@ import numpy as np
 from easydict import EasyDict
 from gymnasium import spaces
 
-from ding.envs.conversion import action_converter
 from ding.envs.env_manager.batch import BatchTimestep, ObsBatch
 from ding.envs.env_manager.core.channel import Channel
 from ding.envs.env_manager.engine import Engine, EngineFactory, EngineParts
@@ -66,8 +65,9 @@ from ding.envs.env_manager.settings import (
 from ding.envs.env_manager.state import EnvState
 from ding.envs.env_state import restore_envs, snapshot_envs
 from ding.envs.probe import read_spaces
-from ding.envs.spaces import EnvSpaces
-from ding.envs.timestep import BaseEnvTimestep
+from ding.envs.values.conversion import action_converter
+from ding.envs.values.spaces import EnvSpaces
+from ding.envs.values.timestep import BaseEnvTimestep
 from ding.errors import EnvManagerError, ManagerStateError
 from ding.utils.accepts import check_values, plain_defaults
 from ding.utils.merge import deep_merge_dicts

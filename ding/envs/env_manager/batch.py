@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from ding.envs.timestep import BaseEnvTimestep
+from ding.envs.values.timestep import BaseEnvTimestep
 
 
 @dataclasses.dataclass(frozen=True)

@@ -26,8 +26,8 @@ from ding.envs.env_manager.core.channel import Channel
 from ding.envs.env_manager.env_fn import EnvFn
 from ding.envs.env_manager.ledger import EnvLedger
 from ding.envs.env_manager.settings import EnvSetup, ManagerSettings
-from ding.envs.spaces import EnvSpaces
-from ding.envs.timestep import BaseEnvTimestep
+from ding.envs.values.spaces import EnvSpaces
+from ding.envs.values.timestep import BaseEnvTimestep
 
 
 @dataclasses.dataclass(frozen=True)

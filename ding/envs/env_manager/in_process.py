@@ -23,8 +23,8 @@ from ding.envs.env_manager.fanout import describe_attribute
 from ding.envs.env_manager.ledger import Retry
 from ding.envs.env_manager.settings import seed_env
 from ding.envs.probe import class_declared_spaces
-from ding.envs.spaces import EnvSpaces
-from ding.envs.timestep import BaseEnvTimestep
+from ding.envs.values.spaces import EnvSpaces
+from ding.envs.values.timestep import BaseEnvTimestep
 from ding.errors import EnvManagerError, EnvSpecError, WorkerTimeoutError
 
 __all__ = ["InProcessEngine"]

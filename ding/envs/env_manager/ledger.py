@@ -17,12 +17,12 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from ding.envs.conversion import Converter
 from ding.envs.env_manager.inputs import check_action_rows, check_actions
 from ding.envs.env_manager.settings import ManagerSettings
 from ding.envs.env_manager.state import EnvState
-from ding.envs.spaces import DEFAULT_REWARD_SPACE
-from ding.envs.timestep import BaseEnvTimestep
+from ding.envs.values.conversion import Converter
+from ding.envs.values.spaces import DEFAULT_REWARD_SPACE
+from ding.envs.values.timestep import BaseEnvTimestep
 from ding.errors import EnvManagerError
 
 __all__ = ["NOT_RESET", "EnvLedger", "Retry"]

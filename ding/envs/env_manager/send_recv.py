@@ -18,7 +18,7 @@ from ding.envs.env_manager.batch import BatchTimestep, stack_timesteps
 from ding.envs.env_manager.engine import Engine
 from ding.envs.env_manager.ledger import EnvLedger
 from ding.envs.env_manager.settings import ManagerSettings
-from ding.envs.timestep import BaseEnvTimestep
+from ding.envs.values.timestep import BaseEnvTimestep
 from ding.errors import ConfigError, EnvManagerError, ManagerStateError
 
 

@@ -31,7 +31,6 @@ from typing import Any
 
 import numpy as np
 
-from ding.envs.conversion import within_bounds
 from ding.envs.env_manager.batch import BatchTimestep, stack_obs, stack_timesteps
 from ding.envs.env_manager.core.batch_read import read_rows
 from ding.envs.env_manager.core.channel import Channel, Reply
@@ -49,8 +48,9 @@ from ding.envs.env_manager.engine import Engine, EngineFactory, EngineParts
 from ding.envs.env_manager.ledger import NOT_RESET
 from ding.envs.env_manager.settings import MANAGER_CONFIG, ManagerSettings
 from ding.envs.probe import probe_spaces
-from ding.envs.spaces import EnvSpaces
-from ding.envs.timestep import BaseEnvTimestep
+from ding.envs.values.conversion import within_bounds
+from ding.envs.values.spaces import EnvSpaces
+from ding.envs.values.timestep import BaseEnvTimestep
 from ding.errors import EnvManagerError
 from ding.utils.accepts import redeclare
 

@@ -28,10 +28,10 @@ from ding.envs.env_manager.core.link import WorkerLink
 from ding.envs.env_manager.core.replies import StepReply
 from ding.envs.env_manager.core.results import Results
 from ding.envs.env_manager.core.shm import BufferLayout, SharedBuffers
-from ding.envs.env_state import state_key
 from ding.envs.env_manager.engine import EngineParts
 from ding.envs.env_manager.ledger import Retry
-from ding.envs.spaces import EnvSpaces
+from ding.envs.env_state import state_key
+from ding.envs.values.spaces import EnvSpaces
 from ding.errors import EnvManagerError, EnvSpecError
 
 _ANSWERS: dict[CommandKind, type | tuple[type, ...]] = {

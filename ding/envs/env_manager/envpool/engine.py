@@ -28,14 +28,14 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from ding.envs.conversion import within_bounds
 from ding.envs.env_manager.batch import BatchTimestep, stack_obs
 from ding.envs.env_manager.core.channel import Channel
 from ding.envs.env_manager.engine import EngineParts
 from ding.envs.env_manager.envpool.results import PoolBatch, action_rows
 from ding.envs.env_manager.envpool.spec import envpool_seed, import_envpool, quiet_box_casts, task_options
-from ding.envs.spaces import EnvSpaces
-from ding.envs.timestep import BaseEnvTimestep
+from ding.envs.values.conversion import within_bounds
+from ding.envs.values.spaces import EnvSpaces
+from ding.envs.values.timestep import BaseEnvTimestep
 from ding.errors import EnvManagerError
 
 __all__ = ["PoolEngine", "PoolSlot", "PoolTask"]
