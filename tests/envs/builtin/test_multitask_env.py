@@ -22,7 +22,13 @@ CLASSIC = "dizoo.classic_control"
 PENDULUM_AND_CAR = {
     "tasks": [
         {"type": "pendulum", "import_names": [f"{CLASSIC}.pendulum.envs"]},
-        {"type": "mountain_car", "import_names": [f"{CLASSIC}.mountain_car.envs"], "continuous": True},
+        # pendulum's act_scale clips an action to [-1, 1]; the car's chain clips too, so both take the same actions
+        {
+            "type": "mountain_car",
+            "import_names": [f"{CLASSIC}.mountain_car.envs"],
+            "continuous": True,
+            "env_wrapper": ["continuous_action_clip"],
+        },
     ],
     "task_names": ["pendulum", "car"],
     "pad_observation": True,
