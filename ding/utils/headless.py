@@ -13,7 +13,8 @@ def use_headless_sdl() -> str | None:
     would probe for one and print ``XDG_RUNTIME_DIR is invalid or not set`` before drawing off-screen anyway; the
     dummy driver draws the same frames without the probe.
 
-    >>> os.environ.get('SDL_VIDEODRIVER') == use_headless_sdl()
+    >>> driver = use_headless_sdl()
+    >>> driver == os.environ.get('SDL_VIDEODRIVER')
     True
     """
     if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
