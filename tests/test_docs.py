@@ -50,8 +50,8 @@ def test_the_pages_are_there(site: pathlib.Path) -> None:
 
 def test_the_config_reference_gives_each_key_what_it_accepts(site: pathlib.Path) -> None:
     text = text_of(site / "html" / "generated" / "config_reference.html")
-    assert re.search(r"policy\.learn\.learning_rate\s+0\.001\s+a finite number > 0", text)
     assert re.search(r"env\.collector_env_num\s+8\s+an int in \[1, 1024\]\s+envs collecting samples", text)
+    assert re.search(r"policy\.learn\.learning_rate\s+0\.001\s+a finite number > 0\s+the optimizer.s step size", text)
     for policy in ("dqn", "ppo", "sac", "td3"):
         assert f"policy type {policy}" in text
     assert "manager type subprocess" in text
