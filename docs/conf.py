@@ -42,8 +42,9 @@ always_document_param_types = False
 napoleon_google_docstring = True
 napoleon_numpy_docstring = False
 
-# Page doctests (``{doctest}`` blocks and ``>>>`` examples) run with the repository on the path.
-doctest_global_setup = "import numpy as np"
+# ``sphinx-build -b doctest`` runs the pages' ``{doctest}`` blocks; the docstrings' examples shown by autodoc are
+# pytest's (``--doctest-modules``), so plain ``>>>`` blocks are not run twice.
+doctest_test_doctest_blocks = ""
 
 # Methods that override a gymnasium method without a docstring of their own are not given gymnasium's.
 autodoc_inherit_docstrings = False

@@ -1,5 +1,6 @@
-"""README's shell examples and quoted outputs are what ``ding`` does: every ``ding`` command line parses with the CLI's
-own parser, and the error lines and outputs README quotes are produced, verbatim, by the commands they describe."""
+"""The shell examples and quoted outputs of README and the docs pages are what ``ding`` does: every ``ding`` command
+line parses with the CLI's own parser, and the error lines and outputs they quote are produced, verbatim, by the
+commands they describe."""
 
 from __future__ import annotations
 
@@ -17,13 +18,16 @@ from ding.envs.env_manager import BaseEnvManager
 from ding.errors import ActionError
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+README = "\n".join(page.read_text(encoding="utf-8") for page in PAGES)
+"""README and every docs page (the generated pages are not written in the repository), one after the other."""
 CARTPOLE = ROOT / "dizoo/classic_control/cartpole/config"
 
 
 def fenced_blocks(text: str, languages: tuple[str, ...]) -> Iterator[str]:
-    """The bodies of the fenced code blocks of ``text`` in ``languages``."""
-    for language, body in re.findall(r"^```(\w*)\n(.*?)^```", text, flags=re.S | re.M):
+    """The bodies of the fenced code blocks of ``text`` in ``languages`` (MyST directives, ```` ```{name} ````, are
+    blocks of other languages)."""
+    for language, body in re.findall(r"^```(\S*)[^\n]*\n(.*?)^```", text, flags=re.S | re.M):
         if language in languages:
             yield body
 

@@ -1,4 +1,8 @@
-"""Write rendered episodes to video files (mp4 through OpenCV), never replacing a file that is already there."""
+"""Write rendered episodes to video files, never replacing a file that is already there.
+
+The files are H.264 mp4 (yuv420p, written through PyAV), the format browsers, tensorboard and imageio's ``pyav`` and
+``ffmpeg`` plugins read.
+"""
 
 from __future__ import annotations
 
@@ -102,16 +106,29 @@ class EpisodeVideoRecorder:
 
 
 def write_mp4(frames: list[np.ndarray], path: str, fps: int) -> str:
-    """Write RGB ``frames`` (all of one size) to the mp4 file ``path`` and return it."""
-    import cv2
+    """Write RGB ``frames`` (all of one size) to the H.264 mp4 file ``path`` and return it.
+
+    yuv420p (what players read) needs an even width and height: a frame of odd size gets its last row or column
+    repeated once.
+
+    Example:
+        >>> import tempfile, av
+        >>> path = write_mp4([np.zeros((33, 48, 3), np.uint8)] * 3, os.path.join(tempfile.mkdtemp(), 'a.mp4'), 30)
+        >>> with av.open(path) as video:
+        ...     stream = video.streams.video[0]
+        ...     print(stream.codec_context.name, stream.width, stream.height, stream.frames)
+        h264 48 34 3
+    """
+    import av
 
     height, width = frames[0].shape[:2]
-    writer = cv2.VideoWriter(path, cv2.VideoWriter.fourcc(*"mp4v"), fps, (width, height))
-    if not writer.isOpened():
-        raise OSError(f"OpenCV cannot open {path} for writing an mp4 video of {width}x{height} frames")
-    try:
+    pad = ((0, height % 2), (0, width % 2), (0, 0))
+    with av.open(path, mode="w", format="mp4") as container:
+        stream = container.add_stream("libx264", rate=int(fps))
+        stream.width, stream.height = width + width % 2, height + height % 2
+        stream.pix_fmt = "yuv420p"
         for frame in frames:
-            writer.write(cv2.cvtColor(frame, cv2.COLOR_RGB2BGR))
-    finally:
-        writer.release()
+            even = np.pad(frame, pad, mode="edge") if any(p[1] for p in pad) else frame
+            container.mux(stream.encode(av.VideoFrame.from_ndarray(np.ascontiguousarray(even), format="rgb24")))
+        container.mux(stream.encode(None))
     return path

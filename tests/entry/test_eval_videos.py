@@ -6,8 +6,11 @@ from __future__ import annotations
 import copy
 import csv
 import json
+import os
 import pathlib
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -165,3 +168,18 @@ def test_evaluator_and_collector_videos_may_not_share_a_directory(tmp_path: path
     main_config.env.replay_path = 3
     with pytest.raises(ConfigError, match=r"env\.replay_path must be a str or None \(a directory path .*\), got 3"):
         serial_pipeline((main_config, create_config), root=tmp_path)
+
+
+def test_video_run_on_a_machine_without_display_prints_nothing_from_sdl(tmp_path: pathlib.Path) -> None:
+    """CartPole draws with pygame; without a display SDL is given its off-screen driver instead of printing that
+    ``XDG_RUNTIME_DIR is invalid`` (the console script, from the user's own folder)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "XDG_RUNTIME_DIR")}
+    env = {k: v for k, v in env.items() if k != "SDL_VIDEODRIVER"}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
+    ding = pathlib.Path(sys.executable).parent / "ding"
+    argv = [str(ding), "-m", "serial", "-c", CARTPOLE, "--train-iter", "5", "--exp-name", "run", "--video"]
+    result = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, env=env, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "XDG_RUNTIME_DIR" not in result.stderr + result.stdout
+    videos = all_videos(tmp_path / "run" / "videos")
+    assert videos and all(frame_count(v) >= 9 for v in videos)

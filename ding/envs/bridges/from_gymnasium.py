@@ -22,6 +22,7 @@ from ding.envs.values.spaces import EnvSpaces, reward_space_of
 from ding.envs.values.timestep import BaseEnvTimestep
 from ding.errors import ConfigError, EnvSpecError
 from ding.utils.accepts import optional
+from ding.utils.headless import use_headless_sdl
 from ding.utils.video_files import EpisodeVideoRecorder
 
 CALLERS = ("collector", "evaluator")
@@ -211,6 +212,8 @@ class DingEnvWrapper(BaseEnv):
         return call_with_env_kwargs(make_env, str(env_id), self._cfg.env_kwargs or {}, env_id, **extra)
 
     def _build(self, render: bool = False) -> gym.Env[Any, Any]:
+        if render:
+            use_headless_sdl()
         self._raw = self._make_raw_env(render=render)
         return apply_wrappers(self._raw, type(self).wrapper_chain(self._cfg), train=bool(self._cfg.is_train))
 

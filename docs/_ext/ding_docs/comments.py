@@ -2,7 +2,8 @@
 
 ding's declared configs say a key's meaning in a comment on the key's line (``"nstep": count(1),  # ...``) or on
 the lines just above it. :class:`KeyComments` looks a key up in the modules of the component that declares it
-first, then in every module of ding where that key's comment is the same wherever it is written.
+first, then in every module of ding where that key's comment is the same wherever it is written, then in the
+glossary (:mod:`ding_docs.glossary`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import ding
+from ding_docs.glossary import meaning_of
 
 SKIPPED = ("noqa", "type:", "pragma", "fmt:")
 
@@ -40,7 +42,8 @@ def module_comments(path: Path) -> dict[str, str]:
         elif token.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT):
             code_lines.add(token.start[0])
     found: dict[str, str] = {}
-    for before, token, after in zip(tokens, tokens[1:], tokens[2:], strict=False):
+    code = [t for t in tokens if t.type not in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE)]
+    for before, token, after in zip(code, code[1:], code[2:], strict=False):
         if token.type != tokenize.STRING or after.string != ":" or before.string not in ("{", ","):
             continue
         key = token.string.strip("\"'")
@@ -81,11 +84,12 @@ class KeyComments:
         paths = [Path(m.__file__) for m in modules if getattr(m, "__file__", None)]
         return cls(dict.fromkeys(paths))
 
-    def meaning(self, key: str, note: str | None) -> str:
-        """``note`` when the declaration gives one, else the comment beside ``key``."""
+    def meaning(self, key_path: str, note: str | None) -> str:
+        """``note`` when the declaration gives one, else the comment beside the key, else the glossary's."""
         if note:
             return note
+        key = key_path.rsplit(".", 1)[-1]
         for path in self.paths:
             if key in module_comments(path):
                 return module_comments(path)[key]
-        return unambiguous_comments().get(key, "")
+        return unambiguous_comments().get(key) or meaning_of(key_path)

@@ -38,13 +38,13 @@ def rows(declared: Mapping[str, Any], prefix: str, comments: KeyComments) -> Ite
             if value:
                 yield from rows(value, path, comments)
             else:
-                yield [literal(path), "``{}``", "a section of any keys", comments.meaning(key, None)]
+                yield [literal(path), "``{}``", "a section of any keys", comments.meaning(path, None)]
             continue
         rule = rule_of(value)
         default = value.default if isinstance(value, Accepts) else value
         accepts = "anything" if rule is None or rule.annotation is Any else describe(rule.annotation)
         note = rule.note if rule is not None else ""
-        yield [literal(path), literal(repr(default)), accepts, comments.meaning(key, note)]
+        yield [literal(path), literal(repr(default)), accepts, comments.meaning(path, note)]
 
 
 def key_table(declared: Mapping[str, Any], prefix: str, owner: Any) -> list[str]:
