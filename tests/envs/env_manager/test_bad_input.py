@@ -23,7 +23,7 @@ from tests.envs.env_manager.envs import assert_tree_equal, play, table_policy
 
 CARTPOLE = partial(CartPoleEnv, cfg={})
 PENDULUM = partial(PendulumEnv, cfg={})
-PENDULUM_BOX = re.escape("Box(-1.0, 1.0, (1,), float32)")
+PENDULUM_BOX = re.escape("ClippedBox(-1.0, 1.0, (1,), float32)")  # act_scale: the agent acts in [-1, 1], clipped
 
 
 def launched(new_manager: MakeManager, kind: str, env_fn: Callable[[], Any], n: int = 2, **cfg: Any) -> BaseEnvManager:
@@ -95,7 +95,7 @@ BOX_CASES: dict[str, tuple[Any, type[Exception], str]] = {
         rf"env 1: .*action of shape \(3,\) does not fit {PENDULUM_BOX}",
     ),
     "matrix": (np.zeros((2, 2)), ValueError, rf"env 1: .*action of shape \(2, 2\) does not fit {PENDULUM_BOX}"),
-    "empty": ([], ValueError, r"env 1: .*action of shape \(0,\) does not fit Box"),
+    "empty": ([], ValueError, r"env 1: .*action of shape \(0,\) does not fit (Clipped)?Box"),
 }
 
 

@@ -68,7 +68,7 @@ def test_step_batch_refuses_a_row_outside_the_bounds_before_anything_moves(kind:
 
 @pytest.mark.parametrize("kind", ["base", "subprocess-1"])
 def test_a_mujoco_env_refuses_or_clips_as_its_config_says(kind: str, new_manager: MakeManager) -> None:
-    strict = launched(new_manager, kind, partial(MujocoEnv, cfg={"env_id": "Hopper-v5"}), n=1)
+    strict = launched(new_manager, kind, partial(MujocoEnv, cfg={"env_id": "Hopper-v5", "act_scale": False}), n=1)
     with pytest.raises(
         ActionError, match=r"env 0: action .* outside the bounds of Box\(-1\.0, 1\.0, \(3,\), float32\)"
     ):
@@ -77,3 +77,7 @@ def test_a_mujoco_env_refuses_or_clips_as_its_config_says(kind: str, new_manager
     a = launched(new_manager, kind, clipped, n=1).step({0: np.array([0.0, 1.5, -7.0])})
     b = launched(new_manager, kind, clipped, n=1).step({0: np.array([0.0, 1.0, -1.0])})
     np.testing.assert_array_equal(a[0].obs, b[0].obs)
+    scaled = partial(MujocoEnv, cfg={"env_id": "Hopper-v5"})  # act_scale (the default) clips to [-1, 1] too
+    c = launched(new_manager, kind, scaled, n=1).step({0: np.array([0.0, 1.5, -7.0])})
+    d = launched(new_manager, kind, scaled, n=1).step({0: np.array([0.0, 1.0, -1.0])})
+    np.testing.assert_array_equal(c[0].obs, d[0].obs)
