@@ -9,9 +9,8 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from ding.envs.spaces import EnvSpaces, reward_space_of
-
 from ding.envs.env_wrappers import WRAPPER_REGISTRY, update_space
+from ding.envs.values.spaces import EnvSpaces, reward_space_of
 from ding.utils.value_rules import describe
 from ding_docs.rst import heading, literal, table
 from ding_docs.rst import page as rst_page
