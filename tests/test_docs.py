@@ -81,6 +81,7 @@ def test_the_api_reference_documents_the_public_packages(site: pathlib.Path) -> 
     assert "update_space" in text_of(api / "ding.envs.env_wrappers.html")
     assert "compile_config" in text_of(api / "ding.config.html")
     assert "SubprocessEnvManager" in text_of(api / "ding.envs.env_manager.html")
+    assert "DQNPolicy" in text_of(api / "ding.policy.html")  # the registered policies, from their modules
 
 
 def test_the_examples_in_the_pages_run(site: pathlib.Path) -> None:

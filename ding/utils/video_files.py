@@ -1,6 +1,6 @@
 """Write rendered episodes to video files, never replacing a file that is already there.
 
-The files are H.264 mp4 (yuv420p, written through PyAV), the format browsers, tensorboard and imageio's ``pyav`` and
+The files are H.264 mp4 (yuv420p, written through PyAV), the format browsers, players and imageio's ``pyav`` and
 ``ffmpeg`` plugins read.
 """
 

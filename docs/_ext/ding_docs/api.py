@@ -24,8 +24,20 @@ PACKAGES = (
 """The public packages, in the order of the reference's table of contents."""
 
 
-def directive(package: str, name: str, obj: Any) -> list[str]:
-    target = f"{package}.{name}"
+def registered_policies() -> list[tuple[str, Any]]:
+    """The policies ``POLICY_REGISTRY`` holds, by their modules' paths (``ding.policy`` exports only the registry)."""
+    importlib.import_module("ding.policy")  # registers the built-in policies
+    from ding.config.policy_registry import POLICY_REGISTRY
+
+    classes = [POLICY_REGISTRY.get(name) for name in POLICY_REGISTRY.names()]
+    return [(f"{cls.__module__}.{cls.__qualname__}", cls) for cls in dict.fromkeys(classes)]
+
+
+REGISTERED = {"ding.policy": registered_policies}
+"""Per package, what it documents besides its exports: the classes its registry holds."""
+
+
+def directive(target: str, obj: Any) -> list[str]:
     if inspect.isclass(obj):
         return [f".. autoclass:: {target}", "   :members:", "   :show-inheritance:", ""]
     if callable(obj) and not inspect.ismodule(obj):
@@ -57,7 +69,11 @@ def pages() -> dict[str, str]:
             if id(obj) in documented or (not owned_here and _exported_by(owner(obj), obj)):
                 continue
             documented.add(id(obj))
-            lines += directive(package, name, obj)
+            lines += directive(f"{package}.{name}", obj)
+        for target, obj in REGISTERED.get(package, list)():
+            if id(obj) not in documented:
+                documented.add(id(obj))
+                lines += directive(target, obj)
         lines_of[package] = lines
     return {package: page(lines_of[package]) for package in PACKAGES}
 

@@ -48,7 +48,7 @@ def module_comments(path: Path) -> dict[str, str]:
             continue
         key = token.string.strip("\"'")
         line = token.start[0]
-        above = []
+        above: list[str] = []
         while line - 1 - len(above) in alone:
             above.insert(0, alone[line - 1 - len(above)])
         text = trailing.get(line) or " ".join(above)
@@ -81,7 +81,7 @@ class KeyComments:
             modules.append(owner)
         else:
             modules += [sys.modules[klass.__module__] for klass in inspect.getmro(owner) if klass is not object]
-        paths = [Path(m.__file__) for m in modules if getattr(m, "__file__", None)]
+        paths = [Path(m.__file__) for m in modules if m.__file__]
         return cls(dict.fromkeys(paths))
 
     def meaning(self, key_path: str, note: str | None) -> str:

@@ -29,7 +29,7 @@ def example_lines(case: ShapeCase) -> list[str]:
         before = EnvSpaces(env.observation_space, env.action_space, reward_space_of(env))
     finally:
         env.close()
-    after = update_space(*before, [(case.wrapper, case.kwargs)])
+    after = update_space(before.observation, before.action, before.reward, [(case.wrapper, case.kwargs)])
     call = f"update_space(obs, act, rew, [({case.wrapper!r}, {case.kwargs!r})])"
     return [
         f"Example, on a {CATALOGUE[case.env].description} (computed by the docs build):",
