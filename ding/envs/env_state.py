@@ -68,8 +68,11 @@ def state_key() -> bytes:
 
 
 def use_state_key(key: bytes) -> None:
-    """Seal and open tokens with ``key`` (a worker given its trainer's key with its env constructors)."""
+    """Seal and open tokens with ``key`` (a worker given its trainer's key with its env constructors); an empty key
+    (none given) keeps this process's own."""
     global _state_key
+    if not key:
+        return
     if len(key) != 32:
         raise ValueError(f"a state key is 32 bytes, got {len(key)}")
     _state_key = bytes(key)
