@@ -61,7 +61,11 @@ def test_share_frames_false_keeps_the_naive_buffer_and_the_same_seed_gives_the_s
 
 
 PONG_SMOKE = """
+import copy
+
 from dizoo.atari.config.pong_dqn_config import create_config, main_config
+
+main_config = copy.deepcopy(main_config)  # other runs of this process import it too: leave it as it is
 
 main_config.exp_name = "pong_smoke"
 main_config.env.update(collector_env_num=2, evaluator_env_num=1, n_evaluator_episode=1, max_episode_steps=100)
@@ -90,7 +94,11 @@ def test_a_short_pong_dqn_run_through_the_command_line(
 
 
 DMC_PIXELS_SMOKE = """
+import copy
+
 from dizoo.dmc.config.cartpole_swingup_pixels_sac_config import create_config, main_config
+
+main_config = copy.deepcopy(main_config)  # other runs of this process import it too: leave it as it is
 
 main_config.exp_name = "dmc_smoke"
 main_config.env.update(evaluator_env_num=1, n_evaluator_episode=1)

@@ -125,9 +125,15 @@ def _number(value: Any, key: str, *, positive: bool = False, minimum: float | No
     return float(value)
 
 
-def _count(value: Any, key: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigError(f"{key} must be a positive int, got {value!r}")
+MAX_PIXELS = 4096
+"""The largest camera side and birdview size, in pixels (a larger image is no driving observation; its space alone
+would not fit in memory)."""
+
+
+def _count(value: Any, key: str, high: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1 or (high is not None and value > high):
+        within = "a positive int" if high is None else f"an int in [1, {high}]"
+        raise ConfigError(f"{key} must be {within}, got {value!r}")
     return int(value)
 
 
@@ -198,12 +204,12 @@ def parse_settings(cfg: Mapping[str, Any], extra_keys: Mapping[str, Any] | None 
         max_episode_steps=_count(get("max_episode_steps"), "max_episode_steps"),
         camera=CameraSettings(
             enabled=_flag(camera["enabled"], "camera.enabled"),
-            height=_count(camera["height"], "camera.height"),
-            width=_count(camera["width"], "camera.width"),
+            height=_count(camera["height"], "camera.height", high=MAX_PIXELS),
+            width=_count(camera["width"], "camera.width", high=MAX_PIXELS),
             fov=_number(camera["fov"], "camera.fov", positive=True),
         ),
         birdview=BirdviewSettings(
-            size=_count(birdview["size"], "birdview.size"),
+            size=_count(birdview["size"], "birdview.size", high=MAX_PIXELS),
             pixels_per_meter=_number(birdview["pixels_per_meter"], "birdview.pixels_per_meter", positive=True),
         ),
         navigation=NavigationSettings(n_waypoints=_count(nav["n_waypoints"], "navigation.n_waypoints")),
