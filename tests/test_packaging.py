@@ -1,5 +1,6 @@
 """The wheel as a user gets it: its files and metadata, and, in a new venv outside the repository, an install by
-either spelling of an extra and a training run with videos that needs nothing installed by hand."""
+either spelling of an extra, a training run with videos that needs nothing installed by hand, and the spec of a config
+the installed dizoo ships."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 CONSTRAINTS = ROOT / "constraints.txt"
-CARTPOLE = ROOT / "dizoo/classic_control/cartpole/config/cartpole_dqn_config.py"
+CARTPOLE_IN_DIZOO = "classic_control/cartpole/config/cartpole_dqn_config.py"
+CARTPOLE = ROOT / "dizoo" / CARTPOLE_IN_DIZOO
 
 
 def source_copy(target: pathlib.Path) -> pathlib.Path:
@@ -75,7 +77,8 @@ def test_every_extra_with_an_underscore_is_listed_under_both_spellings(wheel: pa
 def test_a_new_venv_installs_either_extra_spelling_and_trains(wheel: pathlib.Path, tmp_path: pathlib.Path) -> None:
     """A new venv with the pip its Python carries (23.2 with Python 3.11): ``ding[classic_control]`` and
     ``ding[classic-control]`` both bring pygame; then ``ding -m serial --video`` runs from the user's folder with torch
-    from the dependencies, no display and no complaint from SDL, and writes H.264 videos."""
+    from the dependencies, no display and no complaint from SDL, and writes H.264 videos; ``ding -m spec`` prints the
+    spec of the CartPole config the installed dizoo ships."""
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     python, ding = venv / "bin" / "python", venv / "bin" / "ding"
@@ -107,3 +110,15 @@ def test_a_new_venv_installs_either_extra_spelling_and_trains(wheel: pathlib.Pat
     readme = "import importlib.resources as r; print(r.files('dizoo').joinpath('README.md').is_file())"
     shipped = subprocess.run([str(python), "-c", readme], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert shipped.stdout.strip() == "True", shipped.stderr
+
+    # the spec of a config the wheel ships, read from the installed dizoo (not the repository's copy)
+    where = "import dizoo, pathlib; print(pathlib.Path(dizoo.__file__).parent / " + repr(CARTPOLE_IN_DIZOO) + ")"
+    found = subprocess.run([str(python), "-c", where], cwd=tmp_path, env=env, capture_output=True, text=True)
+    installed = pathlib.Path(found.stdout.strip())
+    assert installed.is_file() and venv in installed.parents, found.stdout + found.stderr
+    argv = [str(ding), "-m", "spec", "-c", str(installed)]
+    spec = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert spec.returncode == 0, spec.stderr
+    rows = [line.split("|")[2:6] for line in spec.stdout.splitlines() if line.startswith("| 0 ")]
+    assert [cell.strip() for cell in rows[0]] == ["env", "(4,) float32", "Discrete(2)", "(1,) float32"], spec.stdout
+    assert "bytes per env step: 28 (obs 16 + action 8 + reward 4)" in spec.stdout
