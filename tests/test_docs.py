@@ -1,9 +1,11 @@
 """The documentation site builds with warnings as errors, runs the examples in its pages, and its generated pages
-say what the code declares: every config key with what it accepts, every registered wrapper, the public API."""
+say what the code declares: every config key with what it accepts, every registered wrapper, every mode and option
+of the command line, every error class, the public API."""
 
 from __future__ import annotations
 
 import html
+import inspect
 import pathlib
 import re
 import subprocess
@@ -11,6 +13,8 @@ import sys
 
 import pytest
 
+import ding.errors
+from ding.entry.cli import MODES, build_parser
 from ding.envs.env_wrappers import WRAPPER_REGISTRY
 from tests.envs.env_wrappers.catalogue import ALE_CATALOGUE, shape_cases
 
@@ -74,6 +78,42 @@ def test_the_wrapper_catalogue_has_every_registered_wrapper(site: pathlib.Path) 
     frame_stack = text.split("update_space(obs, act, rew, [('frame_stack', {})])", 1)[1]
     assert frame_stack.split()[:5] == ["after", ":", "observation", "Box(-10.0,", "10.0,"]
     assert "(4, 5), float32)" in frame_stack.split("action")[0]  # (5,) stacked 4 times, computed by the build
+
+
+def plain(text: str) -> str:
+    """``text`` with its runs of whitespace made one space (table cells wrap)."""
+    return " ".join(text.split())
+
+
+def test_the_cli_reference_has_every_mode_and_option_with_its_help(site: pathlib.Path) -> None:
+    text = plain(text_of(site / "html" / "generated" / "cli.html"))
+    for mode, meaning in MODES.items():
+        assert plain(f"-m {mode} {meaning}") in text, mode  # hyphens and quotes as written, not made typographic
+    parser = build_parser()
+    for action in parser._actions:
+        names = action.option_strings or [action.dest]
+        assert all(name in text for name in names), names
+        assert plain(action.help or "") in text, names
+    assert "ding -m spec -c dizoo/classic_control/cartpole/config/cartpole_dqn_config.py" in text  # the examples
+    assert plain(parser.format_usage()) in text
+    index = text_of(site / "html" / "index.html")
+    assert "Command line" in index and "Errors" in index
+
+
+def test_the_errors_page_has_every_error_class_with_its_bases(site: pathlib.Path) -> None:
+    text = plain(text_of(site / "html" / "generated" / "errors.html")).replace("\u2019", "'")  # docstrings are reST
+    classes = [
+        value
+        for name, value in vars(ding.errors).items()
+        if not name.startswith("_") and inspect.isclass(value) and issubclass(value, BaseException)
+    ]
+    assert len(classes) > 10
+    for cls in classes:
+        bases = ", ".join(base.__name__ for base in cls.__bases__)
+        assert f"ding.errors.{cls.__name__} (bases: {bases})" in text, cls
+        meaning = (inspect.getdoc(cls) or "").split("\n\n")[0]
+        shown = re.sub(r":\w+:`~?([^`]+)`", r"\1", meaning).replace("``", "")  # as the roles render
+        assert plain(shown) in text, cls
 
 
 def test_the_api_reference_documents_the_public_packages(site: pathlib.Path) -> None:

@@ -2,9 +2,10 @@
 
 Before the sources are read, :func:`write_generated_pages` writes ``docs/generated/``: the config reference (every
 key of the declared defaults, :mod:`ding_docs.config_reference`), the wrapper catalogue (every registered wrapper
-with its rule, keyword arguments and an example the build runs, :mod:`ding_docs.wrapper_catalogue`) and the API
-reference (autodoc of each public package's exports, :mod:`ding_docs.api`). A page is rewritten only when its text
-changes, so an unchanged build reads nothing again.
+with its rule, keyword arguments and an example the build runs, :mod:`ding_docs.wrapper_catalogue`), the command
+line (every mode and option of ``ding``'s parser, :mod:`ding_docs.cli_reference`), the errors (every exception class
+of :mod:`ding.errors`, :mod:`ding_docs.errors_page`) and the API reference (autodoc of each public package's exports,
+:mod:`ding_docs.api`). A page is rewritten only when its text changes, so an unchanged build reads nothing again.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 from sphinx.application import Sphinx
 
-from ding_docs import api, config_reference, wrapper_catalogue
+from ding_docs import api, cli_reference, config_reference, errors_page, wrapper_catalogue
 
 GENERATED = "generated"
 """The folder of ``docs/`` the generated pages go to (not in the repository)."""
@@ -25,6 +26,8 @@ def generated_pages() -> dict[str, str]:
     return {
         "config_reference.rst": config_reference.page(),
         "wrappers.rst": wrapper_catalogue.page(),
+        "cli.rst": cli_reference.page(),
+        "errors.rst": errors_page.page(),
         **{f"api/{name}.rst": text for name, text in api.pages().items()},
     }
 

@@ -12,6 +12,19 @@ def literal(value: str) -> str:
     return f"``{value}``" if "``" not in value and not value.endswith("`") else f":code:`{value}`"
 
 
+SPECIAL = "\\*`_|-'\""
+"""Characters reStructuredText (or its smart quotes, for ``-`` and quotes) would read as markup."""
+
+
+def escaped(value: str) -> str:
+    """``value`` as plain text: no character of it read as markup, ``--check`` kept as two hyphens.
+
+    >>> print(escaped("--video [DIR] writes *.mp4"))
+    \\-\\-video [DIR] writes \\*.mp4
+    """
+    return "".join(f"\\{char}" if char in SPECIAL else char for char in value)
+
+
 def table(header: Sequence[str], rows: Sequence[Sequence[str]], widths: Sequence[int] | None = None) -> list[str]:
     """A list-table with ``header`` and ``rows`` of inline reStructuredText cells."""
     lines = [".. list-table::", "   :header-rows: 1"]
