@@ -50,6 +50,11 @@ def test_the_pages_are_there(site: pathlib.Path) -> None:
     assert "Sphinx" in text_of(root / "index.html") and "MyST" in text_of(root / "index.html")
     assert "furo" in (root / "index.html").read_text(encoding="utf-8")
     assert "Choosing a manager" in text_of(root / "guides" / "managers.html")
+    serve = "python -m sphinx -b html docs docs/_build/html && python -m http.server --directory docs/_build/html 8000"
+    assert serve in text_of(root / "index.html")
+    ignored = subprocess.run(["git", "check-ignore", "-q", "docs/_build/html/index.html"], cwd=ROOT, check=False)
+    assert ignored.returncode == 0  # the built site stays out of the repository
+    assert "BatchCore.step_batch" in text_of(root / "architecture.html").split("A step")[1]
 
 
 def test_the_config_reference_gives_each_key_what_it_accepts(site: pathlib.Path) -> None:
