@@ -26,7 +26,7 @@ class BatchTimestep:
     done: np.ndarray
     terminated: np.ndarray
     truncated: np.ndarray
-    info: list[dict[str, Any]]
+    info: Sequence[dict[str, Any]]
     final_obs: dict[int, Any]
     env_ids: np.ndarray = dataclasses.field(default_factory=lambda: np.empty(0, dtype=np.int64))
 

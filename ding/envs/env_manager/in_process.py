@@ -14,13 +14,13 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from ding.envs.env_manager.batch import BatchTimestep, stack_obs, stack_timesteps
-from ding.envs.env_manager.core.channel import Channel
 from ding.envs.env_manager.core.failure import Failure
 from ding.envs.env_manager.engine import EngineParts
 from ding.envs.env_manager.env_fn import build_env
 from ding.envs.env_manager.env_thread import CallTimeout, EnvThread
 from ding.envs.env_manager.fanout import describe_attribute
 from ding.envs.env_manager.ledger import Retry
+from ding.envs.env_manager.no_workers import NoWorkers
 from ding.envs.env_manager.settings import seed_env
 from ding.envs.probe import class_declared_spaces
 from ding.envs.values.spaces import EnvSpaces
@@ -31,7 +31,7 @@ __all__ = ["InProcessEngine"]
 R = TypeVar("R")
 
 
-class InProcessEngine:
+class InProcessEngine(NoWorkers):
     """The envs of a manager as objects of this process (see the module docstring)."""
 
     def __init__(self, parts: EngineParts) -> None:
@@ -241,23 +241,3 @@ class InProcessEngine:
     @property
     def in_flight_env_ids(self) -> Sequence[int]:
         return ()
-
-    @property
-    def channel(self) -> Channel | None:
-        return None
-
-    @property
-    def worker_pids(self) -> list[int | None]:
-        return []
-
-    @property
-    def shared_memory_names(self) -> list[str]:
-        return []
-
-    @property
-    def late_results(self) -> int:
-        return 0
-
-    @property
-    def refused_replies(self) -> int:
-        return 0

@@ -16,24 +16,38 @@ the pool is asynchronous: each ``step`` sends the given envs and returns the fir
 (others stay in the pool, out of the ready envs, and return in a later step; ``step({})`` when none is ready takes
 the next batch), and an ended episode's reset is sent at once, its first observation joining the ready envs when it
 arrives. Enough envs must be in the pool for a batch (else an error says so).
+
+The pool's results are read as arrays (:mod:`~ding.envs.env_manager.envpool.results`): ``step_batch`` does per
+batch a fixed amount of Python work whatever the env count (the actions checked as one array, returns and ends
+summed as arrays, the info dicts made only when read), and per env only where an episode ended. envpool itself
+resets an ended env on the step after its end; ding resets it within the step, so a step in which episodes end
+makes one more pool call, for all of them together.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 
 from ding.envs.env_manager.batch import BatchTimestep, stack_obs
-from ding.envs.env_manager.core.channel import Channel
 from ding.envs.env_manager.engine import EngineParts
-from ding.envs.env_manager.envpool.results import PoolBatch, action_rows
+from ding.envs.env_manager.envpool.infos import PoolInfos, info_rows
+from ding.envs.env_manager.envpool.results import (
+    RAW_ACTION_KEYS,
+    PoolBatch,
+    PoolLayout,
+    action_dtype,
+    action_rows,
+    copy_obs,
+    set_obs_rows,
+    valid_action_rows,
+)
 from ding.envs.env_manager.envpool.spec import envpool_seed, import_envpool, quiet_box_casts, task_options
-from ding.envs.values.conversion import within_bounds
+from ding.envs.env_manager.no_workers import NoWorkers
 from ding.envs.values.spaces import EnvSpaces
 from ding.envs.values.timestep import BaseEnvTimestep
 from ding.errors import EnvManagerError
@@ -66,7 +80,7 @@ class PoolSlot:
         )
 
 
-class PoolEngine:
+class PoolEngine(NoWorkers):
     """The envs of a manager as one envpool pool (see the module docstring); its env constructors are
     :class:`PoolSlot` of one :class:`PoolTask`."""
 
@@ -79,13 +93,16 @@ class PoolEngine:
         self._settings, self._ledger, self._setup = parts.settings, parts.ledger, parts.setup
         self.pool: Any = None
         """The envpool pool (None before launch and after close)."""
+        self._layout: PoolLayout | None = None  # where the pool's raw results put each field
+        self._action_at: int | None = None  # the action's place among the raw send arrays (None: envpool's send)
+        self._action_dtype = action_dtype(self.task.env_spaces.action)
+        self._dict_obs = isinstance(self.task.env_spaces.observation, spaces.Dict)
         self._partial = self.task.batch < self._env_num
         self._seeded_pool = False  # the pool was built with the current seeds
-        self._returns = np.zeros(self._env_num, dtype=np.float64)
+        self._returns = np.zeros(self._env_num, dtype=np.float64)  # each env's episode return so far
         self._stepping: set[int] = set()  # envs with a step in the pool
         self._resetting: set[int] = set()  # envs with a reset in the pool
         self._received: dict[int, BaseEnvTimestep] = {}  # step results received, not yet returned
-        self._deferred_resets: list[int] | None = None  # see _resets_together
         self._all_env_ids = np.arange(self._env_num, dtype=np.int32)
 
     # ----- lifecycle -----------------------------------------------------------------------------
@@ -115,7 +132,13 @@ class PoolEngine:
             base = envpool_seed(min(seeds.values()))
             kwargs["env_seed"] = [envpool_seed(seeds.get(i, base + i)) for i in range(self._env_num)]
         with quiet_box_casts():
-            self.pool = import_envpool().make(self.task.task_id, **kwargs)
+            pool = self.pool = import_envpool().make(self.task.task_id, **kwargs)
+        self._layout = PoolLayout.read(pool._state_keys)
+        action_keys = list(pool._action_keys)
+        one_player = pool.config.get("max_num_players", 1) == 1
+        self._action_at = action_keys.index("action") if set(action_keys) == RAW_ACTION_KEYS and one_player else None
+        dtypes = dict(zip(action_keys, (spec[0] for spec in pool._spec._action_spec), strict=True))
+        self._action_dtype = action_dtype(self.task.env_spaces.action, dtypes.get("action"))
         self._seeded_pool = True
         self._stepping, self._resetting, self._received = set(), set(), {}
 
@@ -126,27 +149,19 @@ class PoolEngine:
             pool.close()
 
     # ----- envs ----------------------------------------------------------------------------------
-    @contextlib.contextmanager
-    def _resets_together(self) -> Iterator[None]:
-        """Envs reset while this is open (ended episodes of one step) are reset in one pool call when it closes."""
-        self._deferred_resets = []
-        try:
-            yield
-        finally:
-            deferred, self._deferred_resets = self._deferred_resets, None
-            if deferred:
-                self.reset({env_id: {} for env_id in deferred})
-
     def reset(self, params: Mapping[int, dict[str, Any]]) -> None:
-        if self._deferred_resets is not None and not any(params.values()):
-            self._deferred_resets.extend(params)
-            return
         given = {env_id: kwargs for env_id, kwargs in params.items() if kwargs}
         if given:
             raise EnvManagerError(f"envpool envs take no reset arguments; got {given}")
-        env_ids = sorted(params)
-        if not env_ids:
-            return
+        if params:
+            self._reset_envs(sorted(params))
+
+    def _reset_envs(self, env_ids: list[int]) -> None:
+        """Reset ``env_ids`` in one pool call; a synchronous pool (or a reset of every env) has their first
+        observations ready when this returns, an asynchronous one when they come back.
+
+        A reset of every env rebuilds the pool when seeds wait to be applied, or with ``dynamic_seed=False``.
+        """
         every = len(env_ids) == self._env_num
         if every and (not self._seeded_pool or self._setup.dynamic_seed is False) and self.pool is not None:
             self._settle()
@@ -160,26 +175,28 @@ class PoolEngine:
         self._resetting.update(env_ids)
         self.pool._reset(np.asarray(env_ids, dtype=np.int32))  # envpool's non-blocking reset of these envs
         if not self._partial or every:
-            while self._resetting:  # a synchronous pool, or a launch: the first observations now
+            while self._resetting:
                 self._receive_batch()
 
     def step(self, actions: Mapping[int, Any]) -> dict[int, BaseEnvTimestep]:
-        with self._resets_together():
-            self._send_to_pool(actions)
-            self._receive_batch()
-            if self._partial:
-                timesteps, self._received = self._received, {}
-            else:
-                timesteps = {env_id: self._received.pop(env_id) for env_id in actions}
-            self._account(timesteps)
+        self._send_to_pool(actions)
+        self._receive_batch()
+        if self._partial:
+            timesteps, self._received = self._received, {}
+        else:
+            timesteps = {env_id: self._received.pop(env_id) for env_id in actions}
+        self._account(timesteps)
         return timesteps
 
     def _account(self, timesteps: Mapping[int, BaseEnvTimestep]) -> None:
-        for env_id in self._ledger.account(timesteps):
-            self.reset({env_id: {}})
+        """Account the timesteps in the ledger and reset, in one pool call, the envs it says to."""
+        resets = self._ledger.account(timesteps)
+        if resets:
+            self._reset_envs(resets)
 
     def step_batch(self, actions: Any) -> BatchTimestep:
         """Every env in one pool step, read as arrays (only ended episodes get per-env handling)."""
+        final_obs: dict[int, Any]
         if self._partial:
             raise EnvManagerError(
                 f"step_batch needs every env back at once; this pool returns {self.task.batch} of "
@@ -187,53 +204,58 @@ class PoolEngine:
             )
         ledger = self._ledger
         ledger.require_all_ready(actions)
-        env_ids = list(range(self._env_num))
-        rows = self._batch_actions(env_ids, actions)
+        rows = valid_action_rows(actions, self.task.env_spaces.action, self._env_num, self._action_dtype)
+        if rows is None:  # names the env and value of a bad action, or clips (a Box space)
+            checked = ledger.accept_action_rows(list(range(self._env_num)), actions)
+            rows = action_rows(list(checked.values()), self.task.env_spaces.action, self._action_dtype)
         self._settle()
-        self.pool.send(rows, self._all_env_ids)
-        batch = PoolBatch.read(self.pool.recv()).in_env_order()
+        self._send(rows, self._all_env_ids)
+        batch = self._recv()  # a synchronous pool returns the envs in the order they were sent: by env id
         self._returns += batch.reward
-        done = batch.terminated | batch.truncated
-        ended = np.flatnonzero(done).tolist()
-        ledger.stepped({env_id: batch.obs[env_id] for env_id in env_ids})
-        final_obs = {}
-        with self._resets_together():
-            for env_id in ended:
-                final_obs[env_id] = batch.obs[env_id]
-                self._account({env_id: self._ended(batch, env_id)})
-        obs = batch.obs
-        if ended:
-            obs = obs.copy()
-            ready = ledger.ready_view
-            for env_id in ended:
-                if env_id in ready:
-                    obs[env_id] = ready[env_id]
+        ledger.stepped(dict(enumerate(batch.obs_rows())))
+        infos = PoolInfos(batch.info, self._env_num)
+        obs, final_obs = batch.obs, {}
+        if batch.done.any():
+            obs, final_obs = self._end_episodes(batch, infos)
         return BatchTimestep(
             obs=obs,
             reward=batch.reward[:, None],
-            done=done,
+            done=batch.done,
             terminated=batch.terminated,
-            truncated=batch.truncated & ~batch.terminated,
-            info=batch.infos,
+            truncated=batch.truncated,
+            info=infos,
             final_obs=final_obs,
-            env_ids=np.asarray(env_ids, dtype=np.int64),
+            env_ids=self._all_env_ids.astype(np.int64),
         )
 
-    def _batch_actions(self, env_ids: list[int], actions: Any) -> np.ndarray:
-        """One action per env as the pool takes them: as given when they fit the space, else checked one by one."""
-        space = self.task.env_spaces.action
-        rows = np.asarray(actions)
-        expected = (self._env_num, *(space.shape or ()))
-        integers = not isinstance(space, spaces.Discrete) or rows.dtype.kind in "iu"
-        if rows.shape == expected and integers and within_bounds(space, rows):
-            return action_rows(rows, space)
-        checked = self._ledger.accept_action_rows(env_ids, actions)  # names the env and value, or clips
-        return action_rows(list(checked.values()), space)
-
-    def _ended(self, batch: PoolBatch, row: int) -> BaseEnvTimestep:
-        """The last timestep of env ``row``'s episode (its return is already counted)."""
-        self._returns[row] -= batch.reward[row]
-        return self._timestep(batch, row)
+    def _end_episodes(self, batch: PoolBatch, infos: PoolInfos) -> tuple[Any, dict[int, Any]]:
+        """Account the episodes that ended in a whole-batch step (rows are env ids) and reset, in one pool call, the
+        envs the ledger says to; returns the batch's observations (the new episodes' first ones) and the last ones."""
+        ledger, returns, last_obs = self._ledger, self._returns, batch.obs_rows()
+        terminated = batch.terminated
+        final_obs: dict[int, Any] = {}
+        resets = []
+        for env_id in np.flatnonzero(batch.done).tolist():
+            info = infos[env_id]
+            info["eval_episode_return"] = float(returns[env_id])
+            returns[env_id] = 0.0
+            final_obs[env_id] = last_obs[env_id]
+            ended = BaseEnvTimestep(
+                last_obs[env_id],
+                batch.reward[env_id : env_id + 1],
+                True,
+                info,
+                terminated=bool(terminated[env_id]),
+                truncated=bool(batch.truncated[env_id]),
+            )
+            if ledger.end_episode(env_id, ended):
+                resets.append(env_id)
+        if not resets:
+            return batch.obs, final_obs
+        self._reset_envs(resets)
+        obs = copy_obs(batch.obs)
+        set_obs_rows(obs, resets, [ledger.obs(env_id) for env_id in resets])
+        return obs, final_obs
 
     def apply_seeds(self, env_ids: Sequence[int] | None = None) -> None:
         self._seeded_pool = False  # applied when every env is next reset
@@ -284,13 +306,29 @@ class PoolEngine:
         return timesteps
 
     # ----- the pool's traffic ---------------------------------------------------------------------------------
+    def _send(self, rows: np.ndarray, env_ids: np.ndarray) -> None:
+        """Hand the pool actions (in its dtype) for ``env_ids`` (int32): as its raw arrays where the task takes one
+        action array from one player, else through envpool's ``send``."""
+        at = self._action_at
+        if at is None:
+            self.pool.send(rows, env_ids)
+            return
+        arrays = [env_ids, env_ids, env_ids]  # env_id, players.env_id (one player per env) and the action
+        arrays[at] = rows
+        self.pool._send(arrays)
+
+    def _recv(self) -> PoolBatch:
+        """The next batch of the pool, as arrays."""
+        assert self._layout is not None
+        return PoolBatch.read(self._layout, self.pool._recv(), self._dict_obs)
+
     def _send_to_pool(self, actions: Mapping[int, Any]) -> None:
         if not self._partial:
             self._settle()  # a synchronous pool holds one batch at a time
         if not actions:
             return
         env_ids = np.fromiter(actions, dtype=np.int32, count=len(actions))
-        self.pool.send(action_rows(list(actions.values()), self.task.env_spaces.action), env_ids)
+        self._send(action_rows(list(actions.values()), self.task.env_spaces.action, self._action_dtype), env_ids)
         self._stepping.update(actions)
         for env_id in actions:
             self._ledger.drop_obs(env_id)  # in the pool until its result comes back
@@ -308,28 +346,39 @@ class PoolEngine:
                 f"the pool returns {self.task.batch} envs at a time, but only {in_pool} are in it "
                 f"(stepping {sorted(self._stepping)}, resetting {sorted(self._resetting)}): send more envs"
             )
-        batch = PoolBatch.read(self.pool.recv())
-        for row, env_id in enumerate(batch.env_ids):
-            if env_id in self._resetting:
-                self._resetting.discard(env_id)
-                self._ledger.started(env_id, batch.obs[row])
+        batch = self._recv()
+        env_ids, obs_rows = batch.env_ids.tolist(), batch.obs_rows()
+        resetting, stepped = self._resetting, []
+        for row, env_id in enumerate(env_ids):
+            if env_id in resetting:
+                resetting.discard(env_id)
+                self._ledger.started(env_id, obs_rows[row])
                 self._returns[env_id] = 0.0
             else:
-                self._stepping.discard(env_id)
-                self._received[env_id] = self._timestep(batch, row)
+                stepped.append(row)
+        if stepped:
+            self._keep_steps(batch, stepped, env_ids, obs_rows)
 
-    def _timestep(self, batch: PoolBatch, row: int) -> BaseEnvTimestep:
-        env_id = batch.env_ids[row]
-        self._returns[env_id] += batch.reward[row]
-        terminated, truncated = bool(batch.terminated[row]), bool(batch.truncated[row])
-        info = batch.infos[row]
-        done = terminated or truncated
-        if done:
-            info["eval_episode_return"] = float(self._returns[env_id])
-        reward = batch.reward[row : row + 1]
-        return BaseEnvTimestep(
-            batch.obs[row], reward, done, info, terminated=terminated, truncated=truncated and not terminated
-        )
+    def _keep_steps(self, batch: PoolBatch, rows: list[int], env_ids: list[int], obs_rows: list[Any]) -> None:
+        """The step results in ``rows`` of ``batch`` as timesteps in ``_received`` (their returns summed)."""
+        returns = self._returns
+        if len(rows) == len(env_ids):
+            returns[batch.env_ids] += batch.reward  # env ids are unique within a batch
+        else:
+            returns[batch.env_ids[rows]] += batch.reward[rows]
+        done, truncated = batch.done.tolist(), batch.truncated.tolist()
+        rewards = list(batch.reward[:, None])
+        infos = info_rows(batch.info, len(env_ids))
+        stepping, received = self._stepping, self._received
+        for row in rows:
+            env_id, ended, cut = env_ids[row], done[row], truncated[row]
+            stepping.discard(env_id)
+            info = infos[row]
+            if ended:
+                info["eval_episode_return"] = float(returns[env_id])
+            received[env_id] = BaseEnvTimestep(
+                obs_rows[row], rewards[row], ended, info, terminated=ended and not cut, truncated=cut
+            )
 
     # ----- observations and monitoring ------------------------------------------------------------
     def ready_obs_batch(self, env_ids: list[int]) -> Any:
@@ -343,23 +392,3 @@ class PoolEngine:
         if not (self._stepping or self._resetting):
             return ()
         return sorted(self._stepping | self._resetting)
-
-    @property
-    def channel(self) -> Channel | None:
-        return None
-
-    @property
-    def worker_pids(self) -> list[int | None]:
-        return []
-
-    @property
-    def shared_memory_names(self) -> list[str]:
-        return []
-
-    @property
-    def late_results(self) -> int:
-        return 0
-
-    @property
-    def refused_replies(self) -> int:
-        return 0

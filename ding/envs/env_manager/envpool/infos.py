@@ -1,0 +1,108 @@
+"""Each env's info dict, made from the pool's info arrays: all at once for ``step``, or row by row when read.
+
+envpool gives infos as arrays with one row per env (``env_id``, ``elapsed_step``, Atari's ``lives`` and ``ram`` ...).
+``step`` hands each env a dict (:func:`info_rows`); ``step_batch`` hands :class:`PoolInfos`, a sequence that makes a
+row's dict only when it is read, so a batch in which nobody reads an info costs no dict.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Sequence
+from typing import Any, overload
+
+import numpy as np
+
+
+@dataclasses.dataclass(frozen=True)
+class InfoColumn:
+    """One info array of a pool: its key path in the info dict and its index in the pool's raw results."""
+
+    path: tuple[str, ...]
+    index: int
+
+
+Columns = Sequence[tuple[InfoColumn, np.ndarray]]
+"""A batch's info arrays, each with its column."""
+
+
+def info_rows(columns: Columns, rows: int) -> list[dict[str, Any]]:
+    """The info arrays as one dict per row (values as Python objects, nested keys as nested dicts).
+
+    >>> info_rows([(InfoColumn(('env_id',), 0), np.array([3, 5])), (InfoColumn(('players', 'env_id'), 1),
+    ...     np.array([3, 5]))], 2)
+    [{'env_id': 3, 'players': {'env_id': 3}}, {'env_id': 5, 'players': {'env_id': 5}}]
+    """
+    infos: list[dict[str, Any]] = [{} for _ in range(rows)]
+    for column, values in columns:
+        path, last = column.path[:-1], column.path[-1]
+        for info, value in zip(infos, values.tolist(), strict=True):
+            for key in path:
+                info = info.setdefault(key, {})
+            info[last] = value
+    return infos
+
+
+def info_row(columns: Columns, row: int) -> dict[str, Any]:
+    """Row ``row``'s info dict (as :func:`info_rows` gives it).
+
+    >>> info_row([(InfoColumn(('lives',), 0), np.array([3, 5]))], 1)
+    {'lives': 5}
+    """
+    info: dict[str, Any] = {}
+    for column, values in columns:
+        node = info
+        for key in column.path[:-1]:
+            node = node.setdefault(key, {})
+        node[column.path[-1]] = values[row].tolist()
+    return info
+
+
+class PoolInfos(Sequence[dict[str, Any]]):
+    """The info dicts of a batch's rows, each made from the arrays when first read and kept from then on.
+
+    Example:
+        >>> infos = PoolInfos([(InfoColumn(('elapsed_step',), 0), np.array([4, 9]))])
+        >>> len(infos), infos[1], infos[-1] is infos[1]
+        (2, {'elapsed_step': 9}, True)
+        >>> [info['elapsed_step'] for info in infos]
+        [4, 9]
+    """
+
+    __slots__ = ("_columns", "_made")
+
+    def __init__(self, columns: Columns, rows: int | None = None) -> None:
+        self._columns = columns
+        count = rows if rows is not None else len(columns[0][1])
+        self._made: list[dict[str, Any] | None] = [None] * count
+
+    def __len__(self) -> int:
+        return len(self._made)
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
+
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self._made)))]
+        row = range(len(self._made))[index]  # IndexError past the end; negative indices count from it
+        info = self._made[row]
+        if info is None:
+            info = self._made[row] = info_row(self._columns, row)
+        return info
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return (self[row] for row in range(len(self._made)))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (PoolInfos, list, tuple)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"PoolInfos({list(self)!r})"
