@@ -17,8 +17,12 @@ from ding.envs.env_manager import (  # noqa: E402
     create_env_manager,
     manager_default_config,
 )
+from ding.envs.env_manager.envpool import infos as infos_module  # noqa: E402
+from ding.envs.env_manager.envpool.infos import info_rows  # noqa: E402
+from ding.envs.env_manager.envpool.results import PoolBatch, PoolLayout  # noqa: E402
 from ding.envs.env_manager.envpool.spec import quiet_box_casts  # noqa: E402
 from ding.envs.env_manager.envpool_env_manager import PoolEnvManager  # noqa: E402
+from ding.envs.env_manager.no_workers import NoWorkers  # noqa: E402
 from ding.errors import ConfigError, EnvManagerError  # noqa: E402
 from dizoo.classic_control.cartpole.envs import CartPoleEnv  # noqa: E402
 from tests.ding_cli import run_ding  # noqa: E402
@@ -212,6 +216,92 @@ def test_step_batch_gives_what_step_gives() -> None:
     finally:
         by_step.close()
         by_batch.close()
+
+
+@pytest.mark.parametrize(("task", "options"), [("CartPole-v1", {"max_episode_steps": 6}), ("Pong-v5", {})])
+def test_the_raw_arrays_read_as_envpool_reads_them(task: str, options: dict[str, object]) -> None:
+    """ding reads a pool's _recv arrays by their keys; envpool's own recv gives the same obs, flags and infos."""
+    with quiet_box_casts():
+        ours = envpool.make(task, env_type="gymnasium", num_envs=3, seed=7, **options)
+        theirs = envpool.make(task, env_type="gymnasium", num_envs=3, seed=7, **options)
+    layout = PoolLayout.read(ours._state_keys)
+    try:
+        ours._reset(np.arange(3, dtype=np.int32))
+        ours._recv()
+        with quiet_box_casts():
+            theirs.reset()
+        for step in range(12):  # CartPole's episodes are cut at 6 steps: envpool resets them on the next
+            actions = np.full(3, step % 2, dtype=np.int32)
+            ours.send(actions)
+            batch = PoolBatch.read(layout, ours._recv(), dict_obs=False)
+            with quiet_box_casts():
+                obs, reward, terminated, truncated, info = theirs.step(actions)
+            np.testing.assert_array_equal(batch.obs, obs)
+            np.testing.assert_array_equal(batch.reward, reward)
+            np.testing.assert_array_equal(batch.terminated, terminated)
+            np.testing.assert_array_equal(batch.truncated, truncated)
+            np.testing.assert_array_equal(batch.done, terminated | truncated)
+            for row, made in enumerate(info_rows(batch.info, 3)):
+                assert made.keys() == info.keys()
+                for key, value in made.items():
+                    expected = info[key]
+                    if isinstance(expected, dict):
+                        assert value == {k: v[row].tolist() for k, v in expected.items()}
+                    else:
+                        assert value == expected[row].tolist(), key
+    finally:
+        ours.close()
+        theirs.close()
+
+
+def test_step_batch_makes_an_info_only_where_an_episode_ended_or_it_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    made: list[int] = []
+    real = infos_module.info_row
+    monkeypatch.setattr(infos_module, "info_row", lambda columns, row: made.append(row) or real(columns, row))
+    manager = cartpole(4, options={"max_episode_steps": 3})
+    manager.launch()
+    try:
+        batch = manager.step_batch(np.zeros(4, dtype=np.int64))
+        assert made == [] and not batch.done.any()
+        assert batch.info[2]["elapsed_step"] == 1 and made == [2]
+        assert batch.info[2] is batch.info[-2] and made == [2]  # made once, then kept
+        manager.step_batch(np.zeros(4, dtype=np.int64))
+        made.clear()
+        batch = manager.step_batch(np.zeros(4, dtype=np.int64))  # the third step: every episode is cut
+        assert batch.truncated.all() and sorted(made) == [0, 1, 2, 3]
+        assert [info["eval_episode_return"] for info in batch.info] == [3.0] * 4
+        assert [info["elapsed_step"] for info in batch.info] == [3] * 4
+        assert manager.episode_counts == dict.fromkeys(range(4), 1)
+    finally:
+        manager.close()
+
+
+@pytest.mark.parametrize(("bad", "named"), [([-1, 0, 1], "-1"), ([0, 2**32 + 1, 0], str(2**32 + 1)), ([0, 1, 2], "2")])
+def test_step_batch_refuses_an_integer_out_of_range_before_any_cast(bad: list[int], named: str) -> None:
+    """An int64 beyond int32 must not wrap into a valid action on its way to the pool's int32."""
+    manager = cartpole(3)
+    manager.launch()
+    try:
+        before = first_obs(manager)
+        with pytest.raises(ValueError, match=named):
+            manager.step_batch(np.array(bad, dtype=np.int64))
+        np.testing.assert_array_equal(first_obs(manager), before)  # nothing moved
+        assert manager.step_batch(np.array([1, 0, 1], dtype=np.uint8)).obs.shape == (3, 4)
+    finally:
+        manager.close()
+
+
+def test_the_envpool_manager_reports_no_workers_channel_or_shared_memory() -> None:
+    manager = cartpole(2)
+    manager.launch()
+    try:
+        assert isinstance(manager.engine, NoWorkers)
+        assert manager.worker_pids == [] and manager.shared_memory_names == [] and manager.late_results == 0
+        assert manager.engine.refused_replies == 0
+        with pytest.raises(EnvManagerError, match="has no channel"):
+            _ = manager.channel
+    finally:
+        manager.close()
 
 
 def test_manager_vector_env_over_envpool_autoresets_on_the_next_step() -> None:
