@@ -254,8 +254,8 @@ class DingBatch(DingManager):
         batch = manager.step_batch(array)
         self.dispatched += self.n
         self.delivered += len(batch.done)
-        for info in batch.info:
-            if info and info.get("abnormal"):
+        for row in np.flatnonzero(batch.done).tolist():  # an abnormal step ends its episode: other infos go unread
+            if batch.info[row].get("abnormal"):
                 self.abnormal += 1
         return len(batch.done)
 

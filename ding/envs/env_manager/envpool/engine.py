@@ -212,27 +212,29 @@ class PoolEngine(NoWorkers):
         self._send(rows, self._all_env_ids)
         batch = self._recv()  # a synchronous pool returns the envs in the order they were sent: by env id
         self._returns += batch.reward
-        ledger.stepped(dict(enumerate(batch.obs_rows())))
+        obs_rows, terminated = batch.obs_rows(), batch.terminated
+        ledger.stepped(dict(enumerate(obs_rows)))
         infos = PoolInfos(batch.info, self._env_num)
         obs, final_obs = batch.obs, {}
         if batch.done.any():
-            obs, final_obs = self._end_episodes(batch, infos)
+            obs, final_obs = self._end_episodes(batch, obs_rows, terminated, infos)
         return BatchTimestep(
             obs=obs,
             reward=batch.reward[:, None],
             done=batch.done,
-            terminated=batch.terminated,
+            terminated=terminated,
             truncated=batch.truncated,
             info=infos,
             final_obs=final_obs,
             env_ids=self._all_env_ids.astype(np.int64),
         )
 
-    def _end_episodes(self, batch: PoolBatch, infos: PoolInfos) -> tuple[Any, dict[int, Any]]:
+    def _end_episodes(
+        self, batch: PoolBatch, last_obs: list[Any], terminated: np.ndarray, infos: PoolInfos
+    ) -> tuple[Any, dict[int, Any]]:
         """Account the episodes that ended in a whole-batch step (rows are env ids) and reset, in one pool call, the
         envs the ledger says to; returns the batch's observations (the new episodes' first ones) and the last ones."""
-        ledger, returns, last_obs = self._ledger, self._returns, batch.obs_rows()
-        terminated = batch.terminated
+        ledger, returns = self._ledger, self._returns
         final_obs: dict[int, Any] = {}
         resets = []
         for env_id in np.flatnonzero(batch.done).tolist():

@@ -20,6 +20,8 @@ from ding.envs.values.conversion import within_bounds
 
 RAW_ACTION_KEYS = frozenset({"env_id", "players.env_id", "action"})
 """The action keys of a one-player task with one action array: those ding sends through ``_send`` directly."""
+UNSIGNED = {size: np.dtype(f"u{size}") for size in (1, 2, 4, 8)}
+"""The unsigned integer dtype of each integer size (a Discrete action's range is checked as unsigned)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,7 +58,7 @@ def _is_obs(key: str) -> bool:
     return key == "obs" or key.startswith("obs:")
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(slots=True)
 class PoolBatch:
     """The rows of one ``_recv`` as arrays, in the order the pool gave them (``env_ids`` names each row's env)."""
 
@@ -162,7 +164,7 @@ def valid_action_rows(actions: Any, space: spaces.Space[Any], env_num: int, dtyp
         if rows.shape != (env_num,) or rows.dtype.kind not in "iu":
             return None
         shifted = rows - rows.dtype.type(space.start) if space.start else rows
-        if np.maximum.reduce(shifted.view(f"u{rows.dtype.itemsize}")) >= space.n:
+        if np.maximum.reduce(shifted.view(UNSIGNED[rows.dtype.itemsize])) >= space.n:
             return None
         return rows.astype(dtype, copy=False)
     if rows.shape != (env_num, *(space.shape or ())) or not within_bounds(space, rows):
