@@ -152,7 +152,7 @@ def valid_action_rows(actions: Any, space: spaces.Space[Any], env_num: int, dtyp
     """``actions`` as the pool's array when they are ``env_num`` valid actions as given (no clipping, no casts of
     floats to ints), else None: then each action is checked on its own, and a bad one named.
 
-    A Discrete space's integers are checked with one reduction (as unsigned, a negative value is out of range).
+    A Discrete space's integers (from 0) are checked with one reduction: as unsigned, a negative value is out of range.
 
     >>> valid_action_rows(np.array([0, 1]), spaces.Discrete(2), 2, np.dtype(np.int32))
     array([0, 1], dtype=int32)
@@ -161,10 +161,9 @@ def valid_action_rows(actions: Any, space: spaces.Space[Any], env_num: int, dtyp
     """
     rows = np.asarray(actions)
     if isinstance(space, spaces.Discrete):
-        if rows.shape != (env_num,) or rows.dtype.kind not in "iu":
+        if rows.shape != (env_num,) or rows.dtype.kind not in "iu" or space.start != 0:
             return None
-        shifted = rows - rows.dtype.type(space.start) if space.start else rows
-        if np.maximum.reduce(shifted.view(UNSIGNED[rows.dtype.itemsize])) >= space.n:
+        if np.maximum.reduce(rows.view(UNSIGNED[rows.dtype.itemsize])) >= space.n:
             return None
         return rows.astype(dtype, copy=False)
     if rows.shape != (env_num, *(space.shape or ())) or not within_bounds(space, rows):
