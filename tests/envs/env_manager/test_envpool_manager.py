@@ -304,6 +304,38 @@ def test_the_envpool_manager_reports_no_workers_channel_or_shared_memory() -> No
         manager.close()
 
 
+@pytest.mark.parametrize("dynamic_seed", [True, False])
+def test_step_batch_restarts_episodes_that_end_together_as_step_does(dynamic_seed: bool) -> None:
+    """Every episode cut at once: both paths reset every env (rebuilding the pool with dynamic_seed=False, so the
+    starts replay), count episodes alike and leave every env DONE after episode_num."""
+    by_step, by_batch = (cartpole(3, episode_num=3, options={"max_episode_steps": 5}) for _ in range(2))
+    for manager in (by_step, by_batch):
+        manager.seed(2, dynamic_seed=dynamic_seed)
+        manager.launch()
+    start = first_obs(by_batch)
+    try:
+        for t in range(10):  # two episodes of 5 alternating pushes: CartPole stands, both are cut together
+            timesteps = by_step.step({i: t % 2 for i in range(3)})
+            batch = by_batch.step_batch(np.full(3, t % 2))
+            np.testing.assert_array_equal(batch.obs, first_obs(by_step))
+            assert batch.truncated.tolist() == [timesteps[i].truncated for i in range(3)] == [t % 5 == 4] * 3
+            if t % 5 == 4:
+                for i in range(3):
+                    np.testing.assert_array_equal(batch.final_obs[i], timesteps[i].obs)
+        assert by_step.episode_counts == by_batch.episode_counts == dict.fromkeys(range(3), 2)
+        assert np.array_equal(first_obs(by_batch), start) is not dynamic_seed  # the pool rebuilt: same starts
+        for t in range(5):
+            by_step.step({i: t % 2 for i in range(3)})
+            batch = by_batch.step_batch(np.full(3, t % 2))
+        assert by_step.done and by_batch.done and batch.truncated.all() and batch.final_obs.keys() == {0, 1, 2}
+        np.testing.assert_array_equal(batch.obs, np.stack([batch.final_obs[i] for i in range(3)]))  # no reset
+        with pytest.raises(EnvManagerError, match="step_batch needs every env waiting"):
+            by_batch.step_batch(np.zeros(3, dtype=np.int64))
+    finally:
+        by_step.close()
+        by_batch.close()
+
+
 def test_manager_vector_env_over_envpool_autoresets_on_the_next_step() -> None:
     env = ManagerVectorEnv(cartpole(2, options={"max_episode_steps": 4}))
     try:

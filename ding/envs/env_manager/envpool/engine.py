@@ -163,7 +163,7 @@ class PoolEngine(NoWorkers):
         A reset of every env rebuilds the pool when seeds wait to be applied, or with ``dynamic_seed=False``.
         """
         every = len(env_ids) == self._env_num
-        if every and (not self._seeded_pool or self._setup.dynamic_seed is False) and self.pool is not None:
+        if every and self._rebuild_due() and self.pool is not None:
             self._settle()
             self._build_pool()
         if not self._partial:
@@ -177,6 +177,10 @@ class PoolEngine(NoWorkers):
         if not self._partial or every:
             while self._resetting:
                 self._receive_batch()
+
+    def _rebuild_due(self) -> bool:
+        """Whether a reset of every env rebuilds the pool (seeds wait to be applied, or ``dynamic_seed=False``)."""
+        return not self._seeded_pool or self._setup.dynamic_seed is False
 
     def step(self, actions: Mapping[int, Any]) -> dict[int, BaseEnvTimestep]:
         self._send_to_pool(actions)
@@ -211,13 +215,14 @@ class PoolEngine(NoWorkers):
         self._settle()
         self._send(rows, self._all_env_ids)
         batch = self._recv()  # a synchronous pool returns the envs in the order they were sent: by env id
+        restarts = self._restart_ended(batch.done)
         self._returns += batch.reward
         obs_rows, terminated = batch.obs_rows(), batch.terminated
         ledger.stepped(dict(enumerate(obs_rows)))
         infos = PoolInfos(batch.info, self._env_num)
         obs, final_obs = batch.obs, {}
         if batch.done.any():
-            obs, final_obs = self._end_episodes(batch, obs_rows, terminated, infos)
+            obs, final_obs = self._end_episodes(batch, obs_rows, terminated, infos, restarts)
         return BatchTimestep(
             obs=obs,
             reward=batch.reward[:, None],
@@ -229,34 +234,55 @@ class PoolEngine(NoWorkers):
             env_ids=self._all_env_ids.astype(np.int64),
         )
 
+    def _restart_ended(self, done: np.ndarray) -> list[int]:
+        """Send the pool the resets of the envs whose episode ended in this step and starts again within it (as the
+        ledger's rules say), before the step is accounted: the pool resets them while ding accounts. Returns them.
+
+        A reset of every env that rebuilds the pool is left to the accounting (:meth:`_reset_envs`).
+        """
+        if not done.any():
+            return []
+        ended = np.flatnonzero(done)
+        restarts = ended[self._ledger.resets_within_step()[ended] > 0].tolist()
+        if not restarts or (len(restarts) == self._env_num and self._rebuild_due()):
+            return []
+        self._resetting.update(restarts)
+        self.pool._reset(np.asarray(restarts, dtype=np.int32))
+        return restarts
+
     def _end_episodes(
-        self, batch: PoolBatch, last_obs: list[Any], terminated: np.ndarray, infos: PoolInfos
+        self, batch: PoolBatch, last_obs: list[Any], terminated: np.ndarray, infos: PoolInfos, restarts: list[int]
     ) -> tuple[Any, dict[int, Any]]:
-        """Account the episodes that ended in a whole-batch step (rows are env ids) and reset, in one pool call, the
-        envs the ledger says to; returns the batch's observations (the new episodes' first ones) and the last ones."""
+        """Account the episodes that ended in a whole-batch step (rows are env ids), the ``restarts`` sent to the pool
+        with their first observations; returns the batch's observations (the new episodes' first ones where an env
+        was reset) and the ended episodes' last ones."""
         ledger, returns = self._ledger, self._returns
         final_obs: dict[int, Any] = {}
-        resets = []
+        ends = []
         for env_id in np.flatnonzero(batch.done).tolist():
             info = infos[env_id]
             info["eval_episode_return"] = float(returns[env_id])
             returns[env_id] = 0.0
             final_obs[env_id] = last_obs[env_id]
-            ended = BaseEnvTimestep(
-                last_obs[env_id],
-                batch.reward[env_id : env_id + 1],
-                True,
-                info,
-                terminated=bool(terminated[env_id]),
-                truncated=bool(batch.truncated[env_id]),
-            )
-            if ledger.end_episode(env_id, ended):
+            flags = {"terminated": bool(terminated[env_id]), "truncated": bool(batch.truncated[env_id])}
+            ends.append(BaseEnvTimestep(last_obs[env_id], batch.reward[env_id : env_id + 1], True, info, **flags))
+        first = {}
+        if restarts:
+            first = dict(zip(restarts, self._recv().obs_rows(), strict=True))  # in the order sent
+            self._resetting.difference_update(restarts)
+        resets = []
+        for env_id, ended in zip(final_obs, ends, strict=True):
+            if env_id in first:
+                ledger.end_episode(env_id, ended, first[env_id])
+            elif ledger.end_episode(env_id, ended):
                 resets.append(env_id)
-        if not resets:
+        if resets:
+            self._reset_envs(resets)
+        started = [*first, *resets]
+        if not started:
             return batch.obs, final_obs
-        self._reset_envs(resets)
         obs = copy_obs(batch.obs)
-        set_obs_rows(obs, resets, [ledger.obs(env_id) for env_id in resets])
+        set_obs_rows(obs, started, [ledger.obs(env_id) for env_id in started])
         return obs, final_obs
 
     def apply_seeds(self, env_ids: Sequence[int] | None = None) -> None:
