@@ -215,13 +215,14 @@ class PoolEngine(NoWorkers):
         self._settle()
         self._send(rows, self._all_env_ids)
         batch = self._recv()  # a synchronous pool returns the envs in the order they were sent: by env id
-        restarts = self._restart_ended(batch.done)
+        ends = np.count_nonzero(batch.done)
+        restarts = self._restart_ended(batch.done) if ends else []
         self._returns += batch.reward
         obs_rows, terminated = batch.obs_rows(), batch.terminated
         ledger.stepped(dict(enumerate(obs_rows)))
         infos = PoolInfos(batch.info, self._env_num)
         obs, final_obs = batch.obs, {}
-        if batch.done.any():
+        if ends:
             obs, final_obs = self._end_episodes(batch, obs_rows, terminated, infos, restarts)
         return BatchTimestep(
             obs=obs,
@@ -235,14 +236,13 @@ class PoolEngine(NoWorkers):
         )
 
     def _restart_ended(self, done: np.ndarray) -> list[int]:
-        """Send the pool the resets of the envs whose episode ended in this step and starts again within it (as the
-        ledger's rules say), before the step is accounted: the pool resets them while ding accounts. Returns them.
+        """Send the pool the resets of the envs whose episode ended (``done``: some did) and starts again within the
+        step (as the ledger's rules say), before the step is accounted: the pool resets them while ding accounts.
+        Returns those envs.
 
         A reset of every env that rebuilds the pool is left to the accounting (:meth:`_reset_envs`).
         """
-        if not done.any():
-            return []
-        ended = np.flatnonzero(done)
+        ended = done.nonzero()[0]
         restarts = ended[self._ledger.resets_within_step()[ended] > 0].tolist()
         if not restarts or (len(restarts) == self._env_num and self._rebuild_due()):
             return []
@@ -259,7 +259,7 @@ class PoolEngine(NoWorkers):
         ledger, returns = self._ledger, self._returns
         final_obs: dict[int, Any] = {}
         ends = []
-        for env_id in np.flatnonzero(batch.done).tolist():
+        for env_id in batch.done.nonzero()[0].tolist():
             info = infos[env_id]
             info["eval_episode_return"] = float(returns[env_id])
             returns[env_id] = 0.0
