@@ -367,7 +367,9 @@ CONTENDER_LABELS: dict[str, str] = {
     "ray_shm_k_batch": "ding ray (shm transport), k=N/2 envs/actor, step_batch()",
     "envpool_manager": "ding envpool manager (an envpool pool behind the manager API)",
     "envpool_manager_batch": "ding envpool manager, step_batch()",
+    "envpool_manager_batch_1t": "ding envpool manager, step_batch(), num_threads=1",
     "envpool_sync": "envpool 1.2.5 sync (own venv and process)",
+    "envpool_sync_1t": "envpool 1.2.5 sync, num_threads=1 (own venv and process)",
     "envpool_async": "envpool 1.2.5 async, 2N envs, batches of N (own venv and process)",
 }
 

@@ -66,8 +66,11 @@ def make_contenders(case: EnvCase, n: int, keys: list[str] | None = None) -> lis
         cfg = {"type": "envpool", "env_id": case.envpool.task, "options": dict(case.envpool.kwargs)}
         found.append(DingManager(case, n, "envpool_manager", CONTENDER_LABELS["envpool_manager"], cfg))
         found.append(DingBatch(case, n, "envpool_manager_batch", CONTENDER_LABELS["envpool_manager_batch"], cfg))
+        key = "envpool_manager_batch_1t"  # one C++ thread: on 2 cores the other is the caller's
+        found.append(DingBatch(case, n, key, CONTENDER_LABELS[key], {**cfg, "num_threads": 1}))
     if case.envpool is not None:
         found += [EnvpoolContender(case, n, asynchronous=False), EnvpoolContender(case, n, asynchronous=True)]
+        found.append(EnvpoolContender(case, n, asynchronous=False, num_threads=1))
     return [c for c in found if keys is None or c.key in keys]
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.contenders import ACTION_SEED, TAPE_LENGTH, Contender, EnvCase
+from bench.contenders import ACTION_SEED, CONTENDER_LABELS, TAPE_LENGTH, Contender, EnvCase
 
 BENCH_DIR = pathlib.Path(__file__).resolve().parent
 ENVPOOL_PYTHON = BENCH_DIR / ".venv-envpool" / "bin" / "python"
@@ -33,15 +33,15 @@ def envpool_python() -> pathlib.Path | None:
 class EnvpoolContender(Contender):
     """envpool sync (``num_envs = batch_size = N``) or async (``num_envs = 2N``, batches of N), in its own process."""
 
-    def __init__(self, case: EnvCase, n: int, asynchronous: bool) -> None:
+    def __init__(self, case: EnvCase, n: int, asynchronous: bool, num_threads: int | None = None) -> None:
         super().__init__(case, n)
         self.asynchronous = asynchronous
+        self.num_threads = num_threads
+        """envpool's worker threads (None: its default, one per env up to the cores)."""
         self.key = "envpool_async" if asynchronous else "envpool_sync"
-        self.label = (
-            "envpool 1.2.5 async, 2N envs, batches of N (own venv and process)"
-            if asynchronous
-            else "envpool 1.2.5 sync (own venv and process)"
-        )
+        if num_threads is not None:
+            self.key += f"_{num_threads}t"
+        self.label = CONTENDER_LABELS[self.key]
         self.proc: subprocess.Popen[str] | None = None
         self.version = ""
 
@@ -78,7 +78,7 @@ class EnvpoolContender(Contender):
             {
                 "cmd": "start",
                 "task": task.task,
-                "kwargs": task.kwargs,
+                "kwargs": {**task.kwargs, **({} if self.num_threads is None else {"num_threads": self.num_threads})},
                 "n": self.n,
                 "mode": "async" if self.asynchronous else "sync",
                 "actions": self.case.actions,
