@@ -336,6 +336,24 @@ def test_step_batch_restarts_episodes_that_end_together_as_step_does(dynamic_see
         by_batch.close()
 
 
+def test_a_task_with_dict_observations_steps_as_dicts_of_arrays() -> None:
+    """dm_control's CheetahRun gives position and velocity arrays: each env's observation is a dict of its rows."""
+    manager = EnvPoolEnvManager({"env_id": "CheetahRun-v1", "env_num": 2})
+    space = manager.observation_space
+    manager.seed(0)
+    manager.launch()
+    try:
+        shapes = {key: sub.shape for key, sub in space.spaces.items()}
+        assert {key: value.shape for key, value in manager.ready_obs[1].items()} == shapes
+        batch = manager.step_batch(np.zeros((2, *manager.action_space.shape)))
+        assert {key: value.shape for key, value in batch.obs.items()} == {k: (2, *v) for k, v in shapes.items()}
+        timestep = manager.step({0: np.zeros(manager.action_space.shape), 1: np.ones(manager.action_space.shape)})[1]
+        assert {key: value.shape for key, value in timestep.obs.items()} == shapes
+        np.testing.assert_array_equal(manager.ready_obs[1]["velocity"], timestep.obs["velocity"])
+    finally:
+        manager.close()
+
+
 def test_manager_vector_env_over_envpool_autoresets_on_the_next_step() -> None:
     env = ManagerVectorEnv(cartpole(2, options={"max_episode_steps": 4}))
     try:
