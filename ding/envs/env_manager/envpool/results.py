@@ -163,7 +163,7 @@ def valid_action_rows(actions: Any, space: spaces.Space[Any], env_num: int, dtyp
     if isinstance(space, spaces.Discrete):
         if rows.shape != (env_num,) or rows.dtype.kind not in "iu" or space.start != 0:
             return None
-        if np.maximum.reduce(rows.view(UNSIGNED[rows.dtype.itemsize])) >= space.n:
+        if int(np.maximum.reduce(rows.view(UNSIGNED[rows.dtype.itemsize]))) >= int(space.n):
             return None
         return rows.astype(dtype, copy=False)
     if rows.shape != (env_num, *(space.shape or ())) or not within_bounds(space, rows):
