@@ -3,8 +3,10 @@
 For N collector envs on C cores: ``base`` (in the calling process); ``thread`` with one group per core;
 ``subprocess`` with one env per worker and with one worker per core (``envs_per_worker = ceil(N / C)``), and the
 same groups with the caller stepping one of them (``step_in_caller``); ``async_subprocess`` with its defaults; and
-the config's own manager when it is none of these. Kinds that do not fit are listed with the reason.
-Each candidate has a simplicity rank: the recommendation prefers the simpler of two that run about as fast.
+the config's own manager when it is none of these. With more than :data:`MAX_PROCESSES_PER_CORE` envs per core, one
+process per env is left out and ``async_subprocess`` gets one worker per core. Kinds that do not fit are listed
+with the reason. Each candidate has a simplicity rank: the recommendation prefers the simpler of two that run about
+as fast.
 
 Example:
     >>> found, skipped = candidates(4, 2, {'type': 'base'})
@@ -27,6 +29,8 @@ from ding.envs.env_manager import manager_default_config
 TUNED_KEYS = ("type", "envs_per_worker", "step_in_caller", "wait_num", "step_wait_timeout")
 """The manager keys a candidate sets; a config's other manager keys are kept (where the candidate's type takes them)."""
 IDENTITY_KEYS = ("import_names", "cfg_type")
+MAX_PROCESSES_PER_CORE = 4
+"""Past this many envs per core, one worker process per env is not measured."""
 SIMPLICITY = ("base", "thread", "subprocess", "async_subprocess")
 """Manager types from the simplest (no process, no thread) on; a type not listed ranks after them."""
 NOT_MEASURED = {
@@ -95,14 +99,19 @@ def candidates(env_num: int, cores: int, config_manager: Mapping[str, Any]) -> t
         found.append(_candidate({"type": "thread", "envs_per_worker": per_core}))
     else:
         skipped.append(Skipped("thread", "one env: a thread would only add a hand-over to base"))
-    found.append(_candidate({"type": "subprocess", "envs_per_worker": 1}))
+    many = env_num > MAX_PROCESSES_PER_CORE * cores  # one process per env would crowd the cores
+    if many:
+        reason = f"{env_num} envs: one process each would be more than {MAX_PROCESSES_PER_CORE} per core"
+        skipped.append(Skipped("subprocess envs_per_worker=1", reason))
+    else:
+        found.append(_candidate({"type": "subprocess", "envs_per_worker": 1}))
     if per_core > 1:
         found.append(_candidate({"type": "subprocess", "envs_per_worker": per_core}))
     if env_num >= 2:
         found.append(_candidate({"type": "subprocess", "envs_per_worker": per_core, "step_in_caller": True}))
     else:
         skipped.append(Skipped("subprocess step_in_caller", "one env: the caller would step it alone, as base does"))
-    found.append(_candidate({"type": "async_subprocess"}))
+    found.append(_candidate({"type": "async_subprocess", **({"envs_per_worker": per_core} if many else {})}))
     own = {key: config_manager[key] for key in TUNED_KEYS if key in config_manager}
     own_type = str(own.get("type", "base"))
     defaults = manager_default_config(own_type)

@@ -82,7 +82,9 @@ def bench_config(
         "in the config: " + ", ".join(manager_keys(settings)),
     ]
     if write is not None:
-        lines.append(f"wrote {write_choice(config_path, settings, write)}: {config_path} with these keys")
+        written, removed = write_choice(config_path, settings, write)
+        gone = "".join(f", without main_config.env.manager.{key}" for key in removed if key != "type")
+        lines.append(f"wrote {written}: reads {config_path} and sets these keys{gone}")
     return BenchReport(lines, settings)
 
 

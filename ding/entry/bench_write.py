@@ -75,8 +75,9 @@ def manager_source(config_ref: str, settings: Mapping[str, Any], removed: Sequen
 
 def write_choice(
     config_path: str | os.PathLike[str], settings: Mapping[str, Any], target: str | os.PathLike[str]
-) -> pathlib.Path:
-    """Write the new config file ``target`` (see the module); refuse one that exists. Returns its path."""
+) -> tuple[pathlib.Path, list[str]]:
+    """Write the new config file ``target`` (see the module); refuse one that exists. Returns its path and the keys
+    of the config's ``main_config.env.manager`` it removes."""
     file = pathlib.Path(os.fspath(target)).expanduser().absolute()
     if file.exists():
         raise ConfigError(f"--write {target}: the file exists; ding -m bench writes a new file and overwrites none")
@@ -96,7 +97,7 @@ def write_choice(
     except ConfigError:
         file.unlink()
         raise
-    return file
+    return file, removed
 
 
 __all__ = ["manager_source", "removed_keys", "write_choice"]

@@ -120,6 +120,7 @@ def test_a_cheap_env_is_recommended_the_in_process_manager(tmp_path: pathlib.Pat
     assert config.read_bytes() == before
     main_config, create_config = read_config(tmp_path / "project" / "tuned.py")
     assert create_config.env_manager.type == "base" and "step_in_caller" not in main_config.env.manager
+    assert "without main_config.env.manager.step_in_caller" in done.stdout
     assert main_config.env.collector_env_num == 4
 
 
@@ -168,8 +169,9 @@ def test_the_written_config_keeps_the_other_manager_keys(tmp_path: pathlib.Path)
     )
     target = tmp_path / "tuned" / "fast.py"  # another folder: the new file finds the config by a relative path
     target.parent.mkdir()
-    written = write_choice(config, {"type": "thread", "envs_per_worker": 2}, target)
+    written, removed = write_choice(config, {"type": "thread", "envs_per_worker": 2}, target)
     assert written == target and "../project/my_config.py" in target.read_text()
+    assert removed == ["step_in_caller"]  # a key of subprocess that thread does not take
     cfg = compile_config(*read_config(target), require_policy=False)
     assert cfg.env.manager.type == "thread" and cfg.env.manager.envs_per_worker == 2 and cfg.env.manager.max_retry == 3
     with pytest.raises(ConfigError, match="the file exists"):
