@@ -1,4 +1,4 @@
-"""Process-tree helpers of the fault and leftover benchmarks: states, children and ``/dev/shm`` entries.
+"""Process helpers of the fault and leftover benchmarks: states and ``/dev/shm`` entries.
 
 Timing and its statistics (CPU time from ``/proc``, timed windows, :class:`~ding.utils.measure.CellResult`) are
 :mod:`ding.utils.measure`, which ``ding -m bench`` uses too.
@@ -22,17 +22,6 @@ def is_alive(pid: int) -> bool:
     """True while ``pid`` exists and is not a zombie."""
     state = process_state(pid)
     return state is not None and state != "Z"
-
-
-def children_of(pid: int) -> list[int]:
-    """Processes whose parent is ``pid`` (scanning ``/proc``)."""
-    out = []
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            fields = stat_fields(int(name))
-            if fields is not None and int(fields[1]) == pid:
-                out.append(int(name))
-    return sorted(out)
 
 
 def shm_entries(prefixes: Sequence[str]) -> list[str]:

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from bench.contenders import ACTION_SEED, TAPE_LENGTH, Contender, EnvCase
-from bench.measure import children_of
+from ding.utils.measure import children_of
 
 BENCH_DIR = pathlib.Path(__file__).resolve().parent
 CHILD = BENCH_DIR / "peer_child.py"

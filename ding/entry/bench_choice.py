@@ -1,22 +1,28 @@
 """The recommendation of ``ding -m bench`` and the table it prints.
 
-The rule: the simplest configuration (:func:`~ding.entry.bench_candidates.rank_of`) whose median rate is within
-:data:`CLEARLY_FASTER` of the fastest one. A more involved configuration is recommended only when it is clearly
-faster, so a noisy machine does not swing the answer between two that run about as fast.
+The rule: the simplest configuration (:func:`~ding.entry.bench_candidates.rank_of`) that no other beats clearly. One
+configuration beats another clearly when its median rate is more than :data:`CLEARLY_FASTER` times the other's and
+even its slowest repeat is faster than the other's fastest. A more involved configuration is recommended only when
+it wins beyond the noise, so a noisy machine does not swing the answer between two that run about as fast. The
+fastest configuration always qualifies (nothing beats it clearly), so there is always a recommendation.
 
 Example:
     >>> from ding.entry.bench_candidates import candidates
     >>> from ding.entry.bench_measure import Measured
     >>> from ding.utils.measure import CellResult, Window
     >>> found, _ = candidates(2, 2, {'type': 'base'})
-    >>> rates = {'base': 1000, 'subprocess envs_per_worker=1': 1100}
-    >>> measured = [Measured(c, CellResult(c.label, '', 2, [Window(rates.get(c.label, 500), 1.0, 0.0, [])]))
-    ...             for c in found]
-    >>> choice = recommend(measured)
-    >>> choice.chosen.candidate.label, choice.fastest.candidate.label
-    ('base', 'subprocess envs_per_worker=1')
+    >>> def timed(rates):
+    ...     windows = {c.label: [Window(r, 1.0, 0.0, []) for r in rates.get(c.label, [500])] for c in found}
+    ...     return [Measured(c, CellResult(c.label, '', 2, windows[c.label])) for c in found]
+    >>> choice = recommend(timed({'base': [900, 1000, 1100], 'subprocess envs_per_worker=1': [1050, 1200, 1300]}))
+    >>> choice.chosen.candidate.label
+    'base'
     >>> choice.why
-    'base: the simplest within 15 % of the fastest (subprocess envs_per_worker=1, 1.10× base)'
+    'base: the simplest that no other beats clearly (subprocess envs_per_worker=1 ran 1.20× as fast, within 15 % or \
+within the spread of the repeats)'
+    >>> recommend(timed({'base': [900, 1000, 1100], 'subprocess envs_per_worker=1': [1700, 1800, 1900]})).why
+    'subprocess envs_per_worker=1: the fastest, 1.80× the best simpler configuration (base), beyond 15 % and the \
+spread of the repeats'
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from ding.entry.bench_measure import Measured
 from ding.errors import DingError
 
 CLEARLY_FASTER = 1.15
-"""A configuration must be this many times faster than a simpler one to be recommended over it."""
+"""A configuration must run this many times as fast as a simpler one (by the medians) to be recommended over it."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,34 +47,42 @@ class Choice:
     why: str
 
 
+def beats_clearly(one: Measured, other: Measured) -> bool:
+    """``one`` runs more than :data:`CLEARLY_FASTER` times as fast as ``other`` and its slowest repeat is faster than
+    the other's fastest."""
+    return one.cell.median_rate > CLEARLY_FASTER * other.cell.median_rate and min(one.cell.rates) > max(
+        other.cell.rates
+    )
+
+
 def recommend(results: Sequence[Measured]) -> Choice:
-    """The simplest configuration within :data:`CLEARLY_FASTER` of the fastest; raises when none could be measured."""
+    """The simplest configuration that no other beats clearly (see the module); raises when none could be measured."""
     measured = [m for m in results if m.cell.ok]
     if not measured:
         errors = "; ".join(f"{m.candidate.label}: {m.cell.error}" for m in results)
         raise DingError(f"no manager configuration could be measured ({errors})")
     fastest = max(measured, key=lambda m: m.cell.median_rate)
-    best = fastest.cell.median_rate
-    close = [m for m in measured if m.cell.median_rate * CLEARLY_FASTER >= best]
-    chosen = min(close, key=lambda m: m.candidate.rank)
+    unbeaten = [m for m in measured if not any(beats_clearly(other, m) for other in measured)]
+    chosen = min(unbeaten, key=lambda m: m.candidate.rank)
     margin = f"{round((CLEARLY_FASTER - 1) * 100)} %"
-    if chosen is fastest:
+    label = chosen.candidate.label
+    if chosen is not fastest:
+        ratio = fastest.cell.median_rate / chosen.cell.median_rate
+        why = (
+            f"{label}: the simplest that no other beats clearly ({fastest.candidate.label} ran {ratio:.2f}× as fast, "
+            f"within {margin} or within the spread of the repeats)"
+        )
+    else:
         simpler = [m for m in measured if m.candidate.rank < chosen.candidate.rank]
         if simpler:
             runner = max(simpler, key=lambda m: m.cell.median_rate)
-            ratio = best / runner.cell.median_rate if runner.cell.median_rate > 0 else float("inf")
+            ratio = chosen.cell.median_rate / runner.cell.median_rate if runner.cell.median_rate > 0 else float("inf")
             why = (
-                f"{chosen.candidate.label}: the fastest, {ratio:.2f}× the best simpler configuration "
-                f"({runner.candidate.label}), more than the {margin} that a more involved one must win by"
+                f"{label}: the fastest, {ratio:.2f}× the best simpler configuration ({runner.candidate.label}), "
+                f"beyond {margin} and the spread of the repeats"
             )
         else:
-            why = f"{chosen.candidate.label}: the simplest configuration, and the fastest"
-    else:
-        ratio = best / chosen.cell.median_rate
-        why = (
-            f"{chosen.candidate.label}: the simplest within {margin} of the fastest "
-            f"({fastest.candidate.label}, {ratio:.2f}× {chosen.candidate.label})"
-        )
+            why = f"{label}: the simplest configuration, and the fastest"
     return Choice(chosen, fastest, why)
 
 
@@ -94,4 +108,4 @@ def result_table(results: Sequence[Measured], skipped: Sequence[Skipped], choice
     return "\n".join(lines)
 
 
-__all__ = ["CLEARLY_FASTER", "Choice", "recommend", "result_table"]
+__all__ = ["CLEARLY_FASTER", "Choice", "beats_clearly", "recommend", "result_table"]

@@ -25,6 +25,8 @@ from ding.errors import ConfigError
 DEFAULT_SECONDS = 30.0
 """The default time budget of a measurement, start-ups included."""
 MAX_SECONDS = 3600.0
+BUSY_CORES = 0.25
+"""Above this much background load (cores busy with other processes) the report warns that the ratios are noisy."""
 
 
 def check_seconds(value: float) -> float:
@@ -69,15 +71,16 @@ def bench_config(
     found, skipped = candidates(len(env_fns), cores, cfg.env.manager)
     if log is not None:
         log(f"measuring {len(found)} manager configurations for {len(env_fns)} envs on {cores} cores, ~{seconds:g} s")
-    results = measure(env_fns, found, cfg.env.manager, seconds, int(cfg.seed), log=log)
-    choice = recommend(results)
+    measurement = measure(env_fns, found, cfg.env.manager, seconds, int(cfg.seed), log=log)
+    choice = recommend(measurement.results)
     settings = dict(choice.chosen.candidate.settings)
     lines = [
         f"{len(env_fns)} collector envs ({cfg.env.type}) on {cores} cores; env steps/s through the collector's "
         f"step(), median of the repeats (± half their range):",
         "",
-        result_table(results, skipped, choice),
+        result_table(measurement.results, skipped, choice),
         "",
+        *background_lines(measurement.background_cores, cores),
         f"recommended: {choice.why}",
         "in the config: " + ", ".join(manager_keys(settings)),
     ]
@@ -86,6 +89,22 @@ def bench_config(
         gone = "".join(f", without main_config.env.manager.{key}" for key in removed if key != "type")
         lines.append(f"wrote {written}: reads {config_path} and sets these keys{gone}")
     return BenchReport(lines, settings)
+
+
+def background_lines(background_cores: float, cores: int) -> list[str]:
+    """A warning when other processes kept more than :data:`BUSY_CORES` cores busy during the measurement.
+
+    >>> background_lines(0.1, 2)
+    []
+    >>> background_lines(1.25, 2)  # doctest: +ELLIPSIS
+    ['other processes kept 1.2 of the 2 cores busy during the measurement: ...']
+    """
+    if background_cores <= BUSY_CORES:
+        return []
+    return [
+        f"other processes kept {background_cores:.1f} of the {cores} cores busy during the measurement: the ratios "
+        "are less reliable (measure again on a quieter machine)"
+    ]
 
 
 def manager_keys(settings: dict[str, object]) -> list[str]:

@@ -19,7 +19,7 @@ from typing import Any
 from ding.entry.bench_candidates import Candidate, manager_config
 from ding.envs.base_env import BaseEnv, as_action_array
 from ding.envs.env_manager import BaseEnvManager, create_env_manager
-from ding.utils.measure import CellResult, Window, rotated, time_batches
+from ding.utils.measure import BackgroundLoad, CellResult, Window, rotated, time_batches
 
 REPEATS = 3
 """Timed windows per configuration; the median is reported."""
@@ -37,6 +37,14 @@ class Measured:
 
     candidate: Candidate
     cell: CellResult
+
+
+@dataclasses.dataclass
+class Measurement:
+    """Every candidate's timing, and how many cores other processes kept busy meanwhile (on average)."""
+
+    results: list[Measured]
+    background_cores: float
 
 
 def _one_line(err: BaseException) -> str:
@@ -77,9 +85,10 @@ def measure(
     seed: int,
     repeats: int = REPEATS,
     log: Callable[[str], None] | None = None,
-) -> list[Measured]:
+) -> Measurement:
     """Time every candidate on the envs ``env_fns`` builds (see the module) in about ``seconds`` in all."""
     began = time.perf_counter()
+    load = BackgroundLoad()
     results = [Measured(candidate, CellResult(candidate.label, "", len(env_fns))) for candidate in found]
     live: list[tuple[Measured, _Timed]] = []
     try:
@@ -117,11 +126,12 @@ def measure(
                     measured.cell.windows.append(window)
             if log is not None and round_number >= 0:
                 log(f"round {round_number + 1} of {repeats} done")
+        background = load.cores()  # while the workers still run, so their time counts as this measurement's
     finally:
         for _, timed in live:
             with contextlib.suppress(Exception):
                 timed.manager.close()
-    return results
+    return Measurement(results, background)
 
 
-__all__ = ["MIN_BATCHES", "MIN_WINDOW_SECONDS", "REPEATS", "Measured", "action_tape", "measure"]
+__all__ = ["MIN_BATCHES", "MIN_WINDOW_SECONDS", "REPEATS", "Measured", "Measurement", "action_tape", "measure"]

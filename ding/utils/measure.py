@@ -69,6 +69,27 @@ def process_cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
 
 
+def children_of(pid: int) -> list[int]:
+    """Processes whose parent is ``pid`` (scanning ``/proc``)."""
+    out = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            fields = stat_fields(int(name))
+            if fields is not None and int(fields[1]) == pid:
+                out.append(int(name))
+    return sorted(out)
+
+
+def descendants_of(pid: int) -> list[int]:
+    """Every process below ``pid``: its children, theirs, and so on."""
+    found: list[int] = []
+    level = children_of(pid)
+    while level:
+        found += level
+        level = [child for parent in level for child in children_of(parent)]
+    return found
+
+
 def tree_cpu_seconds(child_pids: Iterable[int]) -> float:
     """CPU seconds of this process plus the given live children."""
     return time.process_time() + sum(process_cpu_seconds(pid) for pid in child_pids)
@@ -80,6 +101,27 @@ def system_busy_seconds() -> float:
     ticks = [int(v) for v in text.splitlines()[0].split()[1:]]
     idle = ticks[3] + (ticks[4] if len(ticks) > 4 else 0)
     return (sum(ticks[:8]) - idle) / CLOCK_TICKS
+
+
+class BackgroundLoad:
+    """How busy other processes kept the machine's cores while this process and its descendants ran a measurement.
+
+    Example:
+        >>> load = BackgroundLoad()
+        >>> load.cores() >= 0.0
+        True
+    """
+
+    def __init__(self) -> None:
+        self.started = time.perf_counter()
+        self.system = system_busy_seconds()
+        self.own = tree_cpu_seconds(descendants_of(os.getpid()))
+
+    def cores(self) -> float:
+        """Cores busy with other work, on average since construction (call it while the descendants still run)."""
+        wall = time.perf_counter() - self.started
+        own = tree_cpu_seconds(descendants_of(os.getpid())) - self.own
+        return max(0.0, (system_busy_seconds() - self.system - own) / wall) if wall > 0 else 0.0
 
 
 def time_batches(
@@ -180,8 +222,11 @@ class CellResult:
 
 
 __all__ = [
+    "BackgroundLoad",
     "CellResult",
     "Window",
+    "children_of",
+    "descendants_of",
     "process_cpu_seconds",
     "read_proc_file",
     "rotated",
