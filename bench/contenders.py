@@ -375,9 +375,9 @@ CONTENDER_LABELS: dict[str, str] = {
     "envpool_manager_batch": "ding envpool manager, step_batch()",
     "envpool_sync": "envpool 1.2.5 sync (own venv and process)",
     "envpool_async": "envpool 1.2.5 async, 2N envs, batches of N (own venv and process)",
-    "tianshou_shmem": "tianshou ShmemVectorEnv (own venv and process)",
-    "tianshou_subproc": "tianshou SubprocVectorEnv (own venv and process)",
-    "torchrl_parallel": "TorchRL ParallelEnv (own venv and process)",
+    "tianshou_shmem": "tianshou 2.0.1 ShmemVectorEnv (own venv and process)",
+    "tianshou_subproc": "tianshou 2.0.1 SubprocVectorEnv (own venv and process)",
+    "torchrl_parallel": "TorchRL 0.14.1 ParallelEnv (own venv and process)",
 }
 
 

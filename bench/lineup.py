@@ -74,8 +74,8 @@ def make_contenders(case: EnvCase, n: int, keys: list[str] | None = None) -> lis
 
 ABSENT_PACKAGES = {
     "envpool": "envpool",
-    "tianshou 2.x Shmem/SubprocVectorEnv": "tianshou",
-    "TorchRL 0.14 ParallelEnv": "torchrl",
+    "tianshou 2.0.1 Shmem/SubprocVectorEnv": "tianshou",
+    "TorchRL 0.14.1 ParallelEnv": "torchrl",
     "DI-engine 0.5.3": "DI-engine",
     "stable-baselines3 SubprocVecEnv": "stable-baselines3",
 }

@@ -9,8 +9,8 @@ and of its worker processes from ``/proc``.
 | peer | venv | contenders (key: what) |
 |---|---|---|
 | envpool 1.2.5 | ``bench/.venv-envpool`` | ``envpool_sync``, ``envpool_async`` (2N envs, batches of N) |
-| tianshou 2.x | ``bench/.venv-tianshou`` | ``tianshou_shmem`` (``ShmemVectorEnv``), ``tianshou_subproc`` (Subproc) |
-| TorchRL 0.14 | ``bench/.venv-torchrl`` | ``torchrl_parallel`` (``ParallelEnv``) |
+| tianshou 2.0.1 | ``bench/.venv-tianshou`` | ``tianshou_shmem`` (``ShmemVectorEnv``), ``tianshou_subproc`` (Subproc) |
+| TorchRL 0.14.1 | ``bench/.venv-torchrl`` | ``torchrl_parallel`` (``ParallelEnv``) |
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.contenders import ACTION_SEED, TAPE_LENGTH, Contender, EnvCase
+from bench.contenders import ACTION_SEED, CONTENDER_LABELS, TAPE_LENGTH, Contender, EnvCase
 from ding.utils.measure import children_of
 
 BENCH_DIR = pathlib.Path(__file__).resolve().parent
@@ -33,26 +33,20 @@ CHILD = BENCH_DIR / "peer_child.py"
 
 @dataclasses.dataclass(frozen=True)
 class PeerKind:
-    """One contender a peer's venv drives: its key, the peer, the mode its pool is built in, and its label."""
+    """One contender a peer's venv drives: the peer, and the mode its pool is built in (``peer_pools.py``)."""
 
-    key: str
     peer: str
     mode: str
-    label: str
 
 
 PEER_KINDS = {
-    kind.key: kind
-    for kind in [
-        PeerKind("envpool_sync", "envpool", "sync", "envpool 1.2.5 sync (own venv and process)"),
-        PeerKind(
-            "envpool_async", "envpool", "async", "envpool 1.2.5 async, 2N envs, batches of N (own venv and process)"
-        ),
-        PeerKind("tianshou_shmem", "tianshou", "shmem", "tianshou ShmemVectorEnv (own venv and process)"),
-        PeerKind("tianshou_subproc", "tianshou", "subproc", "tianshou SubprocVectorEnv (own venv and process)"),
-        PeerKind("torchrl_parallel", "torchrl", "parallel", "TorchRL ParallelEnv (own venv and process)"),
-    ]
+    "envpool_sync": PeerKind("envpool", "sync"),
+    "envpool_async": PeerKind("envpool", "async"),
+    "tianshou_shmem": PeerKind("tianshou", "shmem"),
+    "tianshou_subproc": PeerKind("tianshou", "subproc"),
+    "torchrl_parallel": PeerKind("torchrl", "parallel"),
 }
+"""Contender key (its label is ``CONTENDER_LABELS[key]``) → the peer and mode."""
 
 
 def peer_python(peer: str) -> pathlib.Path | None:
@@ -79,7 +73,7 @@ class PeerContender(Contender):
     def __init__(self, case: EnvCase, n: int, key: str) -> None:
         super().__init__(case, n)
         self.kind = PEER_KINDS[key]
-        self.key, self.label = key, self.kind.label
+        self.key, self.label = key, CONTENDER_LABELS[key]
         self.proc: subprocess.Popen[str] | None = None
         self.version = ""
 
