@@ -29,6 +29,8 @@ from ding.envs.env_manager import manager_default_config
 TUNED_KEYS = ("type", "envs_per_worker", "step_in_caller", "wait_num", "step_wait_timeout")
 """The manager keys a candidate sets; a config's other manager keys are kept (where the candidate's type takes them)."""
 IDENTITY_KEYS = ("import_names", "cfg_type")
+MEASURING_KEYS = ("episode_num", "auto_reset")
+"""Keys a measurement keeps at their defaults: it steps until its time is up, every env reset as its episode ends."""
 MAX_PROCESSES_PER_CORE = 4
 """Past this many envs per core, one worker process per env is not measured."""
 SIMPLICITY = ("base", "thread", "subprocess", "async_subprocess")
@@ -138,7 +140,13 @@ def _same(settings: Mapping[str, Any], other: Mapping[str, Any]) -> bool:
 
 def manager_config(candidate: Candidate, config_manager: Mapping[str, Any]) -> dict[str, Any]:
     """The manager config a candidate runs with: its keys, and the config's own settings (those set away from their
-    type's defaults) that the candidate's type takes, such as ``step_timeout`` or ``context``."""
+    type's defaults) that the candidate's type takes, such as ``step_timeout`` or ``context`` (not
+    :data:`MEASURING_KEYS`).
+
+    >>> manager_config(Candidate({'type': 'base'}, (0, 0)), {'type': 'subprocess', 'step_in_caller': True,
+    ...                                                      'step_timeout': 5.0, 'episode_num': 1})
+    {'step_timeout': 5.0, 'type': 'base'}
+    """
     own_type = str(config_manager.get("type", "base"))
     own_defaults = manager_default_config(own_type)
     accepted = manager_default_config(candidate.type)
@@ -147,7 +155,7 @@ def manager_config(candidate: Candidate, config_manager: Mapping[str, Any]) -> d
         for key, value in config_manager.items()
         if key not in TUNED_KEYS
         and key not in IDENTITY_KEYS
-        and key != "episode_num"  # measuring steps until the time is up, never until the episodes are played
+        and key not in MEASURING_KEYS
         and key in accepted
         and own_defaults.get(key) != value
     }
