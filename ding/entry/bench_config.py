@@ -18,7 +18,7 @@ from ding.config import compile_config, read_config
 from ding.entry.bench_candidates import candidates
 from ding.entry.bench_choice import recommend, result_table
 from ding.entry.bench_measure import measure
-from ding.entry.bench_write import write_choice
+from ding.entry.bench_write import checked_target, write_choice
 from ding.envs.from_config import role_env_fns
 from ding.errors import ConfigError
 
@@ -62,8 +62,8 @@ def bench_config(
 ) -> BenchReport:
     """Measure the config's collector envs under every fitting manager configuration (see the module)."""
     seconds = check_seconds(seconds)
-    if write is not None and os.path.exists(write):
-        raise ConfigError(f"--write {write}: the file exists; ding -m bench writes a new file and overwrites none")
+    if write is not None:
+        checked_target(write)  # before the measurement, not after it
     main_config, create_config = read_config(config_path)
     cfg = compile_config(main_config, create_config, require_policy=False)
     env_fns = role_env_fns(cfg.env, "collector")

@@ -73,11 +73,9 @@ def manager_source(config_ref: str, settings: Mapping[str, Any], removed: Sequen
     )
 
 
-def write_choice(
-    config_path: str | os.PathLike[str], settings: Mapping[str, Any], target: str | os.PathLike[str]
-) -> tuple[pathlib.Path, list[str]]:
-    """Write the new config file ``target`` (see the module); refuse one that exists. Returns its path and the keys
-    of the config's ``main_config.env.manager`` it removes."""
+def checked_target(target: str | os.PathLike[str]) -> pathlib.Path:
+    """The absolute path of a new config file ``target``; refused when it exists, does not end in ``.py`` or its
+    folder does not exist."""
     file = pathlib.Path(os.fspath(target)).expanduser().absolute()
     if file.exists():
         raise ConfigError(f"--write {target}: the file exists; ding -m bench writes a new file and overwrites none")
@@ -85,6 +83,15 @@ def write_choice(
         raise ConfigError(f"--write {target}: a config file is a Python file; give a name ending in .py")
     if not file.parent.is_dir():
         raise ConfigError(f"--write {target}: the folder {file.parent} does not exist")
+    return file
+
+
+def write_choice(
+    config_path: str | os.PathLike[str], settings: Mapping[str, Any], target: str | os.PathLike[str]
+) -> tuple[pathlib.Path, list[str]]:
+    """Write the new config file ``target`` (see the module); refuse one that exists. Returns its path and the keys
+    of the config's ``main_config.env.manager`` it removes."""
+    file = checked_target(target)
     source_file = pathlib.Path(os.fspath(config_path)).expanduser().resolve()
     main_config, _ = read_config(source_file)
     config_manager = (main_config.get("env") or {}).get("manager") or {}
@@ -100,4 +107,4 @@ def write_choice(
     return file, removed
 
 
-__all__ = ["manager_source", "removed_keys", "write_choice"]
+__all__ = ["checked_target", "manager_source", "removed_keys", "write_choice"]

@@ -142,6 +142,8 @@ def test_an_expensive_env_is_recommended_workers(tmp_path: pathlib.Path) -> None
         (["--seconds", "nan"], "ding: error: --seconds must be a number of seconds > 0 and <= 3600, got nan"),
         (["--seconds", "soon"], "ding: error: argument --seconds: invalid float value: 'soon'"),
         (["--write", "my_config.py"], "ding: error: --write my_config.py: the file exists"),
+        (["--write", "tuned.txt"], "ding: error: --write tuned.txt: a config file is a Python file"),
+        (["--write", "no/such/folder.py"], "ding: error: --write no/such/folder.py: the folder"),
         (["-s", "1"], "ding: error: -s is not used by -m bench"),
     ],
 )
