@@ -7,7 +7,7 @@ reset, 4 frames per step and the max over the last two, 84x84 gray frames, a sta
   rewards and ends episodes at lost lives, which Pong has none of), ALE's gray screens (gray-then-max);
 * gymnasium: ``AtariPreprocessing`` + ``FrameStackObservation`` on ``gym.make('ALE/Pong-v5', frameskip=1)``
   (ALE's RGB screen as the env's observation; the wrapper reads ALE's gray screens for its frames);
-* envpool: ``Pong-v5`` with lives ending episodes and clipped rewards, as ding's chain (:mod:`bench.peer_envpool`).
+* envpool: ``Pong-v5`` with lives ending episodes and clipped rewards, as ding's chain (:mod:`bench.peers`).
 """
 
 from __future__ import annotations

@@ -23,9 +23,9 @@ from bench.atari import PONG, VARIANTS, SingleEnv  # noqa: E402
 from bench.bench_managers import ResultKey, log, machine_lines, measure_cell  # noqa: E402
 from bench.callgrind import callgrind_note, instructions_per_step  # noqa: E402
 from bench.contenders import CONTENDER_LABELS, package_version  # noqa: E402
-from bench.measure import CellResult  # noqa: E402
-from bench.peer_envpool import envpool_python  # noqa: E402
+from bench.peers import envpool_python  # noqa: E402
 from bench.report import background_line, emit, one_env_table, rate_text, table  # noqa: E402
+from ding.utils.measure import CellResult  # noqa: E402
 
 VECTOR_KEYS = [
     "raw",

@@ -45,7 +45,6 @@ from bench.faults import (  # noqa: E402
     orphan_child_main,
 )
 from bench.lineup import absent_contenders, make_contenders  # noqa: E402
-from bench.measure import CellResult, Window, process_cpu_seconds, system_busy_seconds  # noqa: E402
 from bench.report import (  # noqa: E402
     details_table,
     emit,
@@ -55,6 +54,14 @@ from bench.report import (  # noqa: E402
     throughput_table,
 )
 from ding.envs.env_manager import manager_default_config  # noqa: E402
+from ding.utils.measure import (  # noqa: E402
+    CellResult,
+    Window,
+    process_cpu_seconds,
+    rotated,
+    system_busy_seconds,
+    time_batches,
+)
 
 PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WATCHDOG_SECONDS = 300.0
@@ -91,18 +98,9 @@ def run_window(contender: Contender, tape: ActionTape, seconds: float, cursor: i
         steps, wall, latencies, cursor = timed
     else:
         step = contender.step_batch
-        latencies = []
-        steps = 0
-        start = last = time.perf_counter()
-        deadline = start + seconds
-        while last < deadline or len(latencies) < MIN_BATCHES:
-            index = cursor % size
-            steps += step(rows[index], arrays[index])
-            now = time.perf_counter()
-            latencies.append(now - last)
-            last = now
-            cursor += 1
-        wall = last - start
+        steps, wall, latencies, cursor = time_batches(
+            lambda i: step(rows[i % size], arrays[i % size]), seconds, MIN_BATCHES, cursor
+        )
     parent = time.process_time() - parent_before
     cpu = parent + sum(process_cpu_seconds(pid) for pid in pids) - children_before
     system_after = system_busy_seconds()
@@ -170,8 +168,7 @@ def measure_cell(
             except Exception as exc:  # see above
                 fail(c, exc)
         for r in range(repeats):
-            order = live[r % len(live) :] + live[: r % len(live)] if live else []
-            for c in order:
+            for c in rotated(live, r):
                 if c not in live:
                     continue
                 try:

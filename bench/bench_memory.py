@@ -34,8 +34,8 @@ import time
 from collections.abc import Sequence
 
 from bench.bench_training import DI_ENGINE_PYTHON, DING_PYTHON, ROOT, child_env, probe_di_engine
-from bench.measure import children_of
 from bench.report import table
+from ding.utils.measure import descendants_of
 
 MARKER = "BENCH_MEMORY_RESULT "
 DING_CONFIG = ROOT / "dizoo" / "atari" / "config" / "pong_dqn_config.py"
@@ -101,12 +101,7 @@ def pss_bytes(pid: int) -> int:
 
 def tree_pss(pid: int) -> int:
     """PSS of ``pid`` and every descendant."""
-    total, todo = 0, [pid]
-    while todo:
-        current = todo.pop()
-        total += pss_bytes(current)
-        todo.extend(children_of(current))
-    return total
+    return sum(pss_bytes(current) for current in [pid, *descendants_of(pid)])
 
 
 def run_child(label: str, argv: list[str], timeout: float) -> MemoryRun:

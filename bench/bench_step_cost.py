@@ -29,9 +29,9 @@ from bench.atari import SingleEnv, Variant  # noqa: E402
 from bench.bench_managers import ResultKey, log, machine_lines, measure_cell  # noqa: E402
 from bench.callgrind import callgrind_note, instructions_per_step  # noqa: E402
 from bench.contenders import CARTPOLE, ActionTape, Contender  # noqa: E402
-from bench.measure import CellResult  # noqa: E402
 from bench.report import background_line, emit, one_env_table, table  # noqa: E402
 from ding.envs import DingEnvWrapper  # noqa: E402
+from ding.utils.measure import CellResult  # noqa: E402
 from dizoo.classic_control.cartpole.envs import CartPoleEnv  # noqa: E402
 
 TARGET = 1.2

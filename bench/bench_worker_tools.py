@@ -33,10 +33,14 @@ import numpy as np  # noqa: E402
 from gymnasium import spaces  # noqa: E402
 
 from bench.bench_managers import machine_lines  # noqa: E402
-from bench.measure import children_of, system_busy_seconds, tree_cpu_seconds  # noqa: E402
 from bench.report import rate_text, table  # noqa: E402
 from ding.envs import BaseEnv, BaseEnvTimestep, EnvSpaces, SpareEnvs  # noqa: E402
 from ding.envs.env_manager import create_env_manager  # noqa: E402
+from ding.utils.measure import (  # noqa: E402
+    children_of,
+    system_busy_seconds,
+    tree_cpu_seconds,
+)
 from dizoo.classic_control.cartpole.envs import CartPoleEnv  # noqa: E402
 from dizoo.mujoco.envs import MujocoEnv  # noqa: E402
 

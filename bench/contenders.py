@@ -46,6 +46,9 @@ class EnvCase:
     gym_fn: Callable[[], gym.Env[Any, Any]]
     actions: int = 2
     envpool: EnvpoolTask | None = None
+    peer_env: dict[str, Any] | None = None
+    """How a peer's venv builds the env's gymnasium face (``bench/peer_pools.py``): ``{"gym_id": ...}`` or
+    ``{"synthetic": cfg}``; None: the peers have no face of it."""
 
 
 def synthetic_case(step_us: int, kind: str, reset_us: int = 0) -> EnvCase:
@@ -55,7 +58,9 @@ def synthetic_case(step_us: int, kind: str, reset_us: int = 0) -> EnvCase:
     label = f"synthetic, {step_us} µs step, {'4 float32' if kind == 'vector4' else '4x84x84 image'} obs"
     if reset_us:
         label += f", {reset_us} µs reset"
-    return EnvCase(name, label, partial(SyntheticEnv, cfg=cfg), partial(GymSyntheticEnv, cfg))
+    return EnvCase(
+        name, label, partial(SyntheticEnv, cfg=cfg), partial(GymSyntheticEnv, cfg), peer_env={"synthetic": cfg}
+    )
 
 
 CARTPOLE = EnvCase(
@@ -64,6 +69,7 @@ CARTPOLE = EnvCase(
     partial(CartPoleEnv, cfg={}),
     partial(gym.make, "CartPole-v1"),
     envpool=EnvpoolTask("CartPole-v1"),
+    peer_env={"gym_id": "CartPole-v1"},
 )
 
 CASES: dict[str, EnvCase] = {
@@ -371,6 +377,9 @@ CONTENDER_LABELS: dict[str, str] = {
     "envpool_sync": "envpool 1.2.5 sync (own venv and process)",
     "envpool_sync_1t": "envpool 1.2.5 sync, num_threads=1 (own venv and process)",
     "envpool_async": "envpool 1.2.5 async, 2N envs, batches of N (own venv and process)",
+    "tianshou_shmem": "tianshou 2.0.1 ShmemVectorEnv (own venv and process)",
+    "tianshou_subproc": "tianshou 2.0.1 SubprocVectorEnv (own venv and process)",
+    "torchrl_parallel": "TorchRL 0.14.1 ParallelEnv (own venv and process)",
 }
 
 

@@ -1,5 +1,8 @@
 """A synthetic env with a tunable cost per step and reset, as a ding ``BaseEnv`` and as a gymnasium env.
 
+The simulator and the gymnasium face are :mod:`bench.synthetic_core` (no ding import, so the peers' own venvs run
+the same code); this module adds ding's face and ding's ``ConfigError``.
+
 The cost is spent in a busy loop (CPU work, not sleep), so it models simulator compute. Observations
 are deterministic: they come from a fixed bank of frames, indexed by the episode seed and the
 actions taken. Both faces share one simulator core and return identical observations (of the declared
@@ -25,127 +28,45 @@ Example:
 
 from __future__ import annotations
 
-import time
-from collections.abc import Mapping
+import contextlib
+from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
-import gymnasium as gym
 import numpy as np
-from gymnasium import spaces
 
+from bench import synthetic_core
+from bench.synthetic_core import BANK_SIZE, OBS_KINDS, SYNTHETIC_DEFAULTS, burn_cpu, hang_forever
 from ding.envs import ENV_REGISTRY, BaseEnv, BaseEnvTimestep, EnvSpaces
 from ding.errors import ConfigError
 
-OBS_KINDS = ("vector4", "image")
-IMAGE_SHAPE = (4, 84, 84)
-BANK_SIZE = 16
-"""Distinct frames an env cycles through."""
-BANK_SEED = 20261122
 
-SYNTHETIC_DEFAULTS: dict[str, Any] = {
-    "step_cost_us": 0,
-    "reset_cost_us": 0,
-    "obs_kind": "vector4",
-    "episode_len": 100,
-    "hang_at_step": None,
-}
-
-
-def burn_cpu(microseconds: float) -> None:
-    """Keep the CPU busy for ``microseconds`` (a busy loop on the monotonic clock; no sleeping)."""
-    if microseconds <= 0:
-        return
-    deadline = time.perf_counter_ns() + int(microseconds * 1000)
-    while time.perf_counter_ns() < deadline:
-        pass
-
-
-def hang_forever() -> None:
-    """Never return (the process is expected to be killed from outside)."""
-    while True:
-        time.sleep(3600)
-
-
-def _non_negative_int(cfg: Mapping[str, Any], key: str, minimum: int) -> int:
-    value = cfg.get(key, SYNTHETIC_DEFAULTS[key])
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ConfigError(f"synthetic env: {key} must be an int >= {minimum}, got {value!r}")
-    return int(value)
+@contextlib.contextmanager
+def config_errors() -> Iterator[None]:
+    """The simulator's config errors (``ValueError``) as ding's ``ConfigError``."""
+    try:
+        yield
+    except ValueError as err:
+        raise ConfigError(str(err)) from None
 
 
 def check_synthetic_config(cfg: Mapping[str, Any]) -> None:
     """Reject synthetic-env settings outside their accepted values, naming key and value."""
-    _non_negative_int(cfg, "step_cost_us", 0)
-    _non_negative_int(cfg, "reset_cost_us", 0)
-    _non_negative_int(cfg, "episode_len", 1)
-    if cfg.get("hang_at_step") is not None:
-        _non_negative_int(cfg, "hang_at_step", 1)
-    kind = cfg.get("obs_kind", SYNTHETIC_DEFAULTS["obs_kind"])
-    if kind not in OBS_KINDS:
-        raise ConfigError(f"synthetic env: obs_kind must be one of {OBS_KINDS}, got {kind!r}")
+    with config_errors():
+        synthetic_core.check_synthetic_config(cfg)
 
 
 def synthetic_raw_spaces(cfg: Mapping[str, Any]) -> EnvSpaces:
     """The simulator's own spaces for ``cfg``: a 4-float vector or a 4x84x84 uint8 image; 2 actions."""
-    check_synthetic_config(cfg)
-    if cfg.get("obs_kind", SYNTHETIC_DEFAULTS["obs_kind"]) == "image":
-        observation: spaces.Space[Any] = spaces.Box(0, 255, IMAGE_SHAPE, np.uint8)
-    else:
-        observation = spaces.Box(-1.0, 1.0, (4,), np.float32)
-    return EnvSpaces(observation, spaces.Discrete(2))
+    with config_errors():
+        return EnvSpaces(*synthetic_core.synthetic_spaces(cfg))
 
 
-class SyntheticCore:
-    """The simulator both faces drive: a frame bank, a position, costs and an optional hang."""
+class SyntheticCore(synthetic_core.SyntheticCore):
+    """The simulator, its config errors as ding's."""
 
     def __init__(self, cfg: Mapping[str, Any]) -> None:
-        check_synthetic_config(cfg)
-        full = {**SYNTHETIC_DEFAULTS, **{k: v for k, v in cfg.items() if k in SYNTHETIC_DEFAULTS}}
-        self.step_cost_us = int(full["step_cost_us"])
-        self.reset_cost_us = int(full["reset_cost_us"])
-        self.episode_len = int(full["episode_len"])
-        self.hang_at_step: int | None = None if full["hang_at_step"] is None else int(full["hang_at_step"])
-        rng = np.random.default_rng(BANK_SEED)
-        if full["obs_kind"] == "image":
-            self.bank: np.ndarray = rng.integers(0, 256, (BANK_SIZE, *IMAGE_SHAPE), dtype=np.uint8)
-        else:
-            self.bank = rng.uniform(-1.0, 1.0, (BANK_SIZE, 4)).astype(np.float32)
-        self.total_steps = 0
-        self.t: int | None = None  # steps into the current episode; None before the first reset
-        self.position = 0
-        self.base_seed = 0
-        self.episode = 0
-
-    def observation(self) -> np.ndarray:
-        """A fresh array (a copy, of the declared dtype) of the current frame."""
-        return self.bank[self.position % BANK_SIZE].copy()
-
-    def reset(self, seed: int | None) -> np.ndarray:
-        """Start an episode: a given seed fixes the first frame; without one the episodes go on cycling."""
-        burn_cpu(self.reset_cost_us)
-        if seed is not None:
-            self.base_seed, self.episode = int(seed), 0
-        else:
-            self.episode += 1
-        self.position = self.base_seed + 7 * self.episode
-        self.t = 0
-        return self.observation()
-
-    def step(self, action: int) -> tuple[np.ndarray, bool]:
-        """Advance by one step; returns the observation and whether the episode hit its length."""
-        if self.t is None:
-            raise RuntimeError("synthetic env: step() called before reset()")
-        if self.t >= self.episode_len:
-            raise RuntimeError(f"synthetic env: step() after the episode ended (episode_len={self.episode_len})")
-        if action not in (0, 1):
-            raise ValueError(f"synthetic env: action must be 0 or 1, got {action!r}")
-        self.total_steps += 1
-        if self.hang_at_step is not None and self.total_steps == self.hang_at_step:
-            hang_forever()
-        burn_cpu(self.step_cost_us)
-        self.t += 1
-        self.position += 1 + action
-        return self.observation(), self.t >= self.episode_len
+        with config_errors():
+            super().__init__(cfg)
 
 
 @ENV_REGISTRY.register("synthetic")
@@ -178,8 +99,8 @@ class SyntheticEnv(BaseEnv):
         return self._core.total_steps
 
 
-class GymSyntheticEnv(gym.Env[np.ndarray, int]):
-    """The same simulator as a gymnasium env, for gymnasium's vector envs.
+class GymSyntheticEnv(synthetic_core.GymSyntheticEnv):
+    """The same simulator as a gymnasium env, for gymnasium's vector envs; its config errors are ding's.
 
     Its observations equal the ding face's, so both move the same bytes.
 
@@ -191,21 +112,19 @@ class GymSyntheticEnv(gym.Env[np.ndarray, int]):
     """
 
     def __init__(self, cfg: Mapping[str, Any] | None = None) -> None:
-        cfg = dict(cfg or {})
-        unknown = sorted(set(cfg) - set(SYNTHETIC_DEFAULTS))
-        if unknown:
-            raise ConfigError(f"synthetic env: unknown keys {unknown}; accepted: {sorted(SYNTHETIC_DEFAULTS)}")
-        declared = SyntheticEnv.spaces_from_config(cfg)
-        self.observation_space = declared.observation
-        self.action_space = declared.action
-        self._core = SyntheticCore(cfg)
+        with config_errors():
+            super().__init__(cfg)
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[np.ndarray, dict[str, Any]]:
-        super().reset(seed=seed)
-        return self._core.reset(seed), {}
 
-    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        obs, ended = self._core.step(int(action))
-        return obs, 1.0, False, ended, {}
+__all__ = [
+    "BANK_SIZE",
+    "OBS_KINDS",
+    "SYNTHETIC_DEFAULTS",
+    "GymSyntheticEnv",
+    "SyntheticCore",
+    "SyntheticEnv",
+    "burn_cpu",
+    "check_synthetic_config",
+    "hang_forever",
+    "synthetic_raw_spaces",
+]

@@ -28,8 +28,9 @@ from typing import Any
 import numpy as np
 
 from bench.envs import GymSyntheticEnv, SyntheticEnv
-from bench.measure import children_of, is_alive, process_state, shm_entries
+from bench.measure import is_alive, process_state, shm_entries
 from ding.envs.env_manager import SyncSubprocessEnvManager, create_env_manager
+from ding.utils.measure import children_of
 
 FAULT_ENV_CFG: dict[str, Any] = {"step_cost_us": 1000, "obs_kind": "vector4", "episode_len": 100}
 FAULT_ENVS = 4

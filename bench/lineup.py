@@ -18,7 +18,7 @@ from bench.contenders import (
     RawLoop,
     package_version,
 )
-from bench.peer_envpool import EnvpoolContender, envpool_python
+from bench.peers import PEER_KINDS, PeerContender, peer_env, peer_python
 
 
 def make_contenders(case: EnvCase, n: int, keys: list[str] | None = None) -> list[Contender]:
@@ -68,27 +68,34 @@ def make_contenders(case: EnvCase, n: int, keys: list[str] | None = None) -> lis
         found.append(DingBatch(case, n, "envpool_manager_batch", CONTENDER_LABELS["envpool_manager_batch"], cfg))
         key = "envpool_manager_batch_1t"  # one C++ thread: on 2 cores the other is the caller's
         found.append(DingBatch(case, n, key, CONTENDER_LABELS[key], {**cfg, "num_threads": 1}))
-    if case.envpool is not None:
-        found += [EnvpoolContender(case, n, asynchronous=False), EnvpoolContender(case, n, asynchronous=True)]
-        found.append(EnvpoolContender(case, n, asynchronous=False, num_threads=1))
+    for key, kind in PEER_KINDS.items():  # a peer whose venv is missing is listed by absent_contenders
+        if peer_env(case, kind.peer) is not None and peer_python(kind.peer) is not None:
+            found.append(PeerContender(case, n, key))
     return [c for c in found if keys is None or c.key in keys]
 
 
 ABSENT_PACKAGES = {
     "envpool": "envpool",
+    "tianshou 2.0.1 Shmem/SubprocVectorEnv": "tianshou",
+    "TorchRL 0.14.1 ParallelEnv": "torchrl",
     "DI-engine 0.5.3": "DI-engine",
     "stable-baselines3 SubprocVecEnv": "stable-baselines3",
 }
+VENV_PEERS = ("envpool", "tianshou", "torchrl")
+"""Peers driven from a venv of their own (``bench/setup_<peer>.sh``)."""
 
 
 def absent_contenders() -> dict[str, str]:
     """Peers named by the benchmark plan and not driven in this process, with their status here.
 
-    envpool is driven from its own venv (``bench/setup_envpool.sh``) when that venv exists, so it is not listed then.
+    envpool, tianshou and TorchRL are driven from their own venvs (``bench/setup_<peer>.sh``) when those exist, so
+    they are not listed then; without the venv the line says which script makes it.
     """
     out = {}
     for label, dist in ABSENT_PACKAGES.items():
-        if dist == "envpool" and envpool_python() is not None:
+        if dist in VENV_PEERS:
+            if peer_python(dist) is None:
+                out[label] = f"not installed: its venv bench/.venv-{dist} is missing (bash bench/setup_{dist}.sh)"
             continue
         version = package_version(dist)
         module = dist.replace("-", "_").lower()

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bench.faults import FaultResult, LeftoverResult
-from bench.measure import CellResult
+from ding.utils.measure import CellResult
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:

@@ -4,7 +4,7 @@
 # envpool is a peer measured by the benchmark, never a dependency of the project: the project's code and tests
 # never import it. envpool 1.2.5 is the last release with a wheel for Python 3.11 (Linux x86_64); it brings its
 # own ALE and ROMs. The benchmark drives it from a child process started with this venv's python
-# (bench/envpool_child.py), which needs only envpool and NumPy.
+# (bench/peer_child.py), which needs only envpool and NumPy.
 #
 # Usage (from anywhere): bash bench/setup_envpool.sh [VENV_DIR]
 set -euo pipefail

@@ -1,8 +1,8 @@
 """Entry points: the ``ding`` command line and the pipelines it runs.
 
 ``serial_pipeline``, ``serial_pipeline_onpolicy``, ``eval_checkpoint`` and ``load_policy`` (a trained policy that
-acts on numpy observations) are imported on first use, so the command line's torch-free modes (``-m spec``) start
-without importing torch.
+acts on numpy observations) are imported on first use, so the command line's torch-free modes (``-m spec``,
+``-m bench``) start without importing torch.
 """
 
 from __future__ import annotations

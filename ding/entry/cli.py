@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 import ding
 from ding.config import read_config
+from ding.entry.bench_config import DEFAULT_SECONDS, check_seconds
 from ding.entry.spec_check import DEFAULT_CHECK_STEPS
 from ding.errors import DingError
 
@@ -23,6 +24,10 @@ MODES = {
     "fresh env steps and learns from them for policy.learn.epoch_per_collect epochs",
     "eval": "evaluate the checkpoint --load-path on the config's evaluator envs: each episode's return and length, "
     "then the mean (--n-episode N episodes, --video [DIR] records them, --output FILE.json|.csv saves them)",
+    "bench": "measure the config's collector envs under each env manager configuration that fits them and this "
+    "machine (base, thread, subprocess with envs_per_worker and step_in_caller choices, async_subprocess) for about "
+    "--seconds S (default 30), print the table and the recommended one; --write NEW.py writes a new config that "
+    "reads this one and sets the recommended env.manager",
     "worker": "run a zmq env worker for the manager at --connect tcp://HOST:PORT with the keys in --keys DIR "
     "(no -c); it exits when the manager closes it or goes silent",
     "keygen": "create CURVE keys for zmq env managers and workers in DIR (ding -m keygen DIR [--name NAME]; no -c)",
@@ -38,6 +43,7 @@ EPILOG = """examples:
   ding -m eval -c cfg.py --load-path cartpole_dqn_seed0/ckpt/ckpt_best.pth.tar
   ding -m eval -c run/total_config.py --load-path run/ckpt/ckpt_best.pth.tar --n-episode 20 --video --output eval.json
   ding -m serial -c cfg.py --video            # an mp4 of every evaluation episode in <exp_dir>/videos/
+  ding -m bench -c cfg.py --seconds 10 --write cfg_tuned.py
   ding -m keygen ~/ding-keys
   ding -m worker --connect tcp://10.0.0.5:5555 --keys ~/ding-keys
 
@@ -85,6 +91,18 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"spec: also build the env in the config's manager, take N random steps (default {DEFAULT_CHECK_STEPS}) "
         "and report every observation, reward or action that leaves its predicted space, naming the chain's step; "
         "exit status 1 when one does",
+    )
+    parser.add_argument(
+        "--seconds",
+        type=float,
+        metavar="S",
+        help=f"bench: the time budget of the measurement, start-ups included (default {DEFAULT_SECONDS:g})",
+    )
+    parser.add_argument(
+        "--write",
+        metavar="NEW.py",
+        help="bench: write a new config file that reads the config and sets the recommended env manager "
+        "(refused if the file exists; the config itself is never changed)",
     )
     parser.add_argument(
         "-s",
@@ -168,6 +186,8 @@ def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -
         "name": ZMQ_MODES,
         "directory": ("keygen",),
         "check": ("spec",),
+        "seconds": ("bench",),
+        "write": ("bench",),
     }
     for option, modes in used_by.items():
         if getattr(args, option) is not None and args.mode not in modes:
@@ -194,6 +214,13 @@ def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -
         value = getattr(args, option)
         if value is not None and value < 1:
             parser.error(f"--{option.replace('_', '-')} must be >= 1, got {value}")
+    if args.seconds is not None:
+        try:
+            check_seconds(args.seconds)
+        except DingError as err:
+            parser.error(str(err))
+    if args.mode == "bench" and args.seed is not None:
+        parser.error("-s is not used by -m bench (the envs are seeded with the config's seed)")
     if args.mode == "eval" and args.seed is not None and len(args.seed) > 1:
         parser.error("-m eval takes one --seed")
 
@@ -272,6 +299,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 status = run_serial(args)
         elif args.mode == "eval":
             print(run_eval(args))
+        elif args.mode == "bench":
+            from ding.entry.bench_config import bench_config
+
+            report = bench_config(args.config, args.seconds or DEFAULT_SECONDS, args.write, log=log_line)
+            print("\n".join(report.lines))
         elif args.mode == "keygen":
             from ding.entry.env_worker import run_keygen
 
@@ -290,6 +322,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         parser.exit(exit_status(signal_of(err)), "ding: interrupted\n")
     return int(status)
+
+
+def log_line(message: str) -> None:
+    """A progress line on stderr."""
+    print(message, file=sys.stderr, flush=True)
 
 
 def missing_package_message(err: ImportError) -> str:

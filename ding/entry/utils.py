@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import functools
 import os
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -19,7 +18,7 @@ from ding.config.experiment import experiment_name as experiment_name
 from ding.config.policy_registry import POLICY_REGISTRY, learns_on_policy
 from ding.config.sections import component_names, resolve_components
 from ding.envs.env_manager import BaseEnvManager, create_env_manager
-from ding.envs.from_config import env_class
+from ding.envs.from_config import role_env_fns
 from ding.envs.values.seeding import role_seeds
 from ding.errors import ConfigError, UnknownNameError
 from ding.utils import set_pkg_seed as set_pkg_seed
@@ -137,16 +136,15 @@ def create_env_managers(
 ) -> tuple[BaseEnvManager | None, BaseEnvManager | None]:
     """Collector and evaluator env managers from ``cfg.env`` (its env class's collector and evaluator env configs,
     and ``cfg.env.manager``)."""
-    env_fn = env_class(cfg.env)
-    collector_cfgs = env_fn.create_collector_env_cfg(cfg.env) if collect else None
-    evaluator_cfgs = env_fn.create_evaluator_env_cfg(cfg.env) if evaluate else None
+    collector_fns = role_env_fns(cfg.env, "collector") if collect else None
+    evaluator_fns = role_env_fns(cfg.env, "evaluator") if evaluate else None
     manager_cfg = dict(cfg.env.manager)
     collector = evaluator = None
     try:
-        if collector_cfgs is not None:
-            collector = create_env_manager(manager_cfg, [functools.partial(env_fn, cfg=c) for c in collector_cfgs])
-        if evaluator_cfgs is not None:
-            evaluator = create_env_manager(manager_cfg, [functools.partial(env_fn, cfg=c) for c in evaluator_cfgs])
+        if collector_fns is not None:
+            collector = create_env_manager(manager_cfg, collector_fns)
+        if evaluator_fns is not None:
+            evaluator = create_env_manager(manager_cfg, evaluator_fns)
     except BaseException:
         if collector is not None:
             collector.close()

@@ -53,6 +53,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
@@ -93,6 +94,21 @@ def env_class(env_cfg: Mapping[str, Any]) -> type[BaseEnv]:
     ENV_REGISTRY.import_names(BUILTIN_ENV_MODULES)
     ENV_REGISTRY.import_names(env_cfg.get("import_names") or [])
     return with_config_chain(ENV_REGISTRY.get(env_cfg.get("type")), env_cfg)  # type: ignore[arg-type]
+
+
+def role_env_fns(env_cfg: Mapping[str, Any], role: str) -> list[Callable[[], BaseEnv]]:
+    """One constructor per env of a run's ``role`` (``"collector"`` or ``"evaluator"``): the class
+    :func:`env_class` finds, with each config its ``create_<role>_env_cfg`` makes.
+
+    >>> fns = role_env_fns({'type': 'ding_env_wrapper', 'env_id': 'CartPole-v1', 'collector_env_num': 3}, 'collector')
+    >>> len(fns)
+    3
+    """
+    if role not in ("collector", "evaluator"):
+        raise ValueError(f"role must be 'collector' or 'evaluator', got {role!r}")
+    cls = env_class(env_cfg)
+    configs = cls.create_collector_env_cfg(env_cfg) if role == "collector" else cls.create_evaluator_env_cfg(env_cfg)
+    return [functools.partial(cls, cfg=cfg) for cfg in configs]
 
 
 def with_config_chain(env_cls: type[BaseEnv], env_cfg: Mapping[str, Any]) -> type[BaseEnv]:
@@ -304,4 +320,4 @@ def _overrides(env: BaseEnv, name: str) -> bool:
     return getattr(type(env), name, None) is not getattr(BaseEnv, name)
 
 
-__all__ = ["BaseEnvAsGymnasium", "ChainedEnv", "one_reward", "why_no_chain", "with_config_chain"]
+__all__ = ["BaseEnvAsGymnasium", "ChainedEnv", "one_reward", "role_env_fns", "why_no_chain", "with_config_chain"]

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import pathlib
+import subprocess
+import sys
+import textwrap
 import warnings
 from functools import partial
 from typing import Any
@@ -153,3 +158,25 @@ def test_subprocess_manager_reproduces_the_in_process_run() -> None:
         runs.append(seen)
     for a, b in zip(*runs, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def test_the_peers_child_steps_the_same_synthetic_env_without_ding() -> None:
+    """The files a peer's venv imports (no ding there) stand alone and give the ding face's observations."""
+    bench = pathlib.Path(__file__).resolve().parents[2] / "bench"
+    ding_env = SyntheticEnv({"obs_kind": "vector4", "episode_len": 5})
+    ding_env.seed(11, dynamic_seed=False)
+    expected = [ding_env.reset(), *(ding_env.step(action).obs for action in ACTIONS[:4])]
+    script = textwrap.dedent(
+        f"""
+        import json, sys
+        sys.path.insert(0, {str(bench)!r})
+        import peer_pools
+        env = peer_pools.gym_env_fn({{"synthetic": {{"obs_kind": "vector4", "episode_len": 5}}}})()
+        seen = [env.reset(seed=11)[0].tolist(), *(env.step(a)[0].tolist() for a in {ACTIONS[:4]!r})]
+        assert not [name for name in sys.modules if name == "ding" or name.startswith(("ding.", "bench"))]
+        print(json.dumps(seen))
+        """
+    )
+    done = subprocess.run([sys.executable, "-I", "-c", script], capture_output=True, text=True, cwd="/", timeout=60)
+    assert done.returncode == 0, done.stderr
+    np.testing.assert_array_equal(np.array(json.loads(done.stdout), np.float32), np.array(expected))

@@ -28,9 +28,10 @@ from typing import Any, ClassVar
 import numpy as np
 from gymnasium import spaces
 
-from bench.measure import children_of, is_alive, shm_entries
+from bench.measure import is_alive, shm_entries
 from ding.envs import BaseEnv, BaseEnvTimestep, EnvSpaces
 from ding.envs.env_manager import BaseEnvManager, create_env_manager
+from ding.utils.measure import children_of
 
 FAULTS = ("raise", "hang", "exit")
 
