@@ -22,6 +22,7 @@ import pytest
 
 from ding.envs.env_manager import BaseEnvManager, EnvState, create_env_manager
 from ding.errors import EnvManagerError, EnvStepError, WorkerDiedError
+from tests.envs.env_manager.conftest import ray_placement
 from tests.envs.env_manager.envs import pid_alive
 from tests.envs.env_manager.fault_envs import FaultyEnv
 
@@ -30,7 +31,7 @@ pytestmark = pytest.mark.usefixtures("ray_cluster")
 
 
 def make(env_cfgs: list[dict[str, Any]], **cfg: Any) -> BaseEnvManager:
-    cfg = {"type": "ray", "envs_per_worker": 2, "step_timeout": 30.0, "reset_timeout": 30.0, **cfg}
+    cfg = {"type": "ray", "envs_per_worker": 2, "step_timeout": 30.0, "reset_timeout": 30.0, **ray_placement(), **cfg}
     return create_env_manager(cfg, [partial(FaultyEnv, cfg=c) for c in env_cfgs])
 
 
