@@ -76,6 +76,17 @@ KINDS_VAR = "DING_TEST_MANAGER_KINDS"
 """The kinds (comma-separated) tests run against (unset: every kind a test takes)."""
 
 
+REMOTE_EXIT_GRACE = 10.0
+"""Seconds actor processes on other nodes may take to end after ``close``, which waits only for those on the
+trainer's node: the raylet of their own node ends the others when Ray kills their actors."""
+
+
+def exit_grace() -> float:
+    """How long a test waits for a closed manager's worker processes to end: 0 (they are gone when ``close``
+    returns) unless the ray kinds run on a cluster whose other nodes hold their actors."""
+    return REMOTE_EXIT_GRACE if os.environ.get(RAY_ADDRESS_VAR) else 0.0
+
+
 def ray_placement() -> dict[str, Any]:
     """The ray managers' placement keys the environment asks for (see the module docstring); {} by default."""
     resources = os.environ.get(RAY_RESOURCES_VAR)

@@ -17,8 +17,8 @@ import contextlib
 import dataclasses
 import json
 import os
-import shutil
 import secrets
+import shutil
 import signal
 import subprocess
 import sys
@@ -127,7 +127,7 @@ class RayNetnsCluster:
         self.close()
 
     def env(self) -> dict[str, str]:
-        """The environment of the cluster's processes: ding importable, Ray's health checks quick, the cluster's token."""
+        """The environment of the cluster's processes: ding importable, quick health checks, the cluster's token."""
         path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
         auth = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(self.token_path)}
         return {**os.environ, **NODE_CONFIG, **auth, "PYTHONPATH": path}

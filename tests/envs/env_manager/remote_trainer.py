@@ -16,6 +16,7 @@ import json
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -34,7 +35,7 @@ def emit(event: str, **fields: Any) -> None:
     print(json.dumps({"event": event, **fields}), flush=True)
 
 
-def namespaces(pids: list[int]) -> list[str]:
+def namespaces(pids: list[int | None]) -> list[str]:
     """The network namespace each process runs in (on this machine the nodes' namespaces tell the nodes apart)."""
     found = [subprocess.run(["ip", "netns", "identify", str(pid)], capture_output=True, text=True) for pid in pids]
     return [result.stdout.strip() for result in found]
@@ -111,7 +112,7 @@ class StepLedger:
 
 
 def lose(address: str, transport: str, resource: str) -> None:
-    cfg = remote_config(address, transport, resource, max_retry=3, step_timeout=30.0, connect_timeout=30.0)
+    cfg = remote_config(address, transport, resource, max_retry=3, step_timeout=30.0, connect_timeout=15.0)
     with create_env_manager(cfg, [partial(FaultyEnv, cfg={"episode_len": 10**6})] * ENVS) as manager:
         manager.launch()
         emit("launched", namespaces=namespaces(manager.worker_pids))
@@ -135,4 +136,5 @@ def lose(address: str, transport: str, resource: str) -> None:
 
 if __name__ == "__main__":
     command, *args = sys.argv[1:]
-    {"place": place, "shm": shm, "lose": lose}[command](*args)
+    commands: dict[str, Callable[..., None]] = {"place": place, "shm": shm, "lose": lose}
+    commands[command](*args)

@@ -22,8 +22,8 @@ import pytest
 
 from ding.envs.env_manager import BaseEnvManager, EnvState, create_env_manager
 from ding.errors import EnvManagerError, EnvStepError, WorkerDiedError
-from tests.envs.env_manager.conftest import ray_placement
-from tests.envs.env_manager.envs import pid_alive
+from tests.envs.env_manager.conftest import exit_grace, ray_placement
+from tests.envs.env_manager.envs import pid_alive, processes_ended
 from tests.envs.env_manager.fault_envs import FaultyEnv
 
 ray = pytest.importorskip("ray")
@@ -41,7 +41,7 @@ def step_all(manager: BaseEnvManager) -> dict[int, Any]:
 
 def assert_clean(manager: BaseEnvManager, pids: list[int]) -> None:
     assert manager.closed and manager.worker_pids == [None] * len(pids)  # type: ignore[attr-defined]
-    assert not any(pid_alive(pid) for pid in pids)
+    assert processes_ended(pids, exit_grace())
 
 
 def test_exception_without_retry_raises_and_the_manager_stays_open() -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -93,13 +93,14 @@ class LostNodeRun:
         )
 
     def next_event(self) -> dict[str, Any]:
+        """The trainer's next report (Ray's own lines on its stdout are skipped)."""
         assert self.process.stdout is not None
-        line = self.process.stdout.readline()
-        if not line:
-            self.process.wait(10)
-            assert self.process.stderr is not None
-            pytest.fail(f"the trainer ended without a report:\n{self.process.stderr.read()[-4000:]}")
-        return dict(json.loads(line))
+        while line := self.process.stdout.readline():
+            if line.startswith("{"):
+                return dict(json.loads(line))
+        self.process.wait(10)
+        assert self.process.stderr is not None
+        pytest.fail(f"the trainer ended without a report:\n{self.process.stderr.read()[-4000:]}")
 
     def finish(self) -> dict[str, Any]:
         event = self.next_event()
@@ -141,6 +142,7 @@ def test_a_lost_nodes_envs_end_abnormally_and_restart_on_a_node_that_remains(
         report = run.finish()
     finally:
         cluster.kill_node(spare)
+    print("REPORT", json.dumps(report))
     assert report["event"] == "stepped" and report["recovered"], report
     assert report["violations"] == []  # every step exactly once, in order; lost episodes restart at step 0
     for env_id, errors in report["errors"].items():
@@ -161,6 +163,7 @@ def test_a_lost_node_that_no_other_node_can_replace_fails_the_run_clearly(
     assert run.next_event()["event"] == "launched"
     cluster.kill_node(doomed)
     report = run.finish()
+    print("REPORT", json.dumps(report))
     assert report["event"] == "failed", report
     assert report["type"] in ("WorkerDiedError", "WorkerTimeoutError"), report
     assert "no node" in report["message"] and resource in report["message"], report["message"]

@@ -56,8 +56,22 @@ def no_node_can_take(ray: Any, request: Mapping[str, Any]) -> str | None:
     alive = {node["NodeManagerAddress"]: node.get("Resources", {}) for node in ray.nodes() if node.get("Alive")}
     if any(node_can_take(resources, request) for resources in alive.values()):
         return None
+    alive = {address: _named(resources) for address, resources in alive.items()}
     asks = dict(request) or "no resources"
     return f"no node of the cluster can take it: it asks for {asks}, the alive nodes have {alive}"
+
+
+def node_address(ray: Any, node_id: str | None) -> str:
+    """The address of Ray node ``node_id`` (its id when Ray no longer lists it), for error messages."""
+    node = next((n for n in ray.nodes() if n.get("NodeID") == node_id), None) if node_id else None
+    if node is None:
+        return f"node {(node_id or '?')[:12]}"
+    return f"node {node['NodeManagerAddress']}" + ("" if node.get("Alive") else ", which Ray reports dead")
+
+
+def _named(resources: Mapping[str, float]) -> dict[str, float]:
+    """A node's resources without the ``node:<address>`` markers Ray adds to every node."""
+    return {name: amount for name, amount in resources.items() if not name.startswith("node:")}
 
 
 def kill_actors(actors: Iterable[Any]) -> None:

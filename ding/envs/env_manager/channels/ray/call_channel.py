@@ -27,6 +27,7 @@ from ding.envs.env_manager.channels.ray.actors import (
     first_line,
     kill_actors,
     no_node_can_take,
+    node_address,
     resource_request,
     wait_for_exit,
 )
@@ -236,7 +237,8 @@ class RayCallChannel:
             state = "dead"
             if isinstance(err, ray.exceptions.ActorUnavailableError):
                 state, handle.unavailable = "unavailable", True
-            return Failure.died(f"{handle.describe()} died ({state}: {first_line(err)})")
+            where = node_address(ray, handle.node_id)
+            return Failure.died(f"{handle.describe()} died ({state} on {where}: {first_line(err)})")
         except ray.exceptions.RayError as err:  # the actor's code failed outside any env: replace the actor
             handle.doomed = True
             return Failure.broken(f"{handle.describe()} failed: {type(err).__name__}: {err}")
@@ -250,9 +252,8 @@ class RayCallChannel:
                 f"{handle.describe()} did not start within {timeout} s; can Ray place it? It asks for "
                 f"{self.request or 'no resources'}, the cluster has {self._ray.cluster_resources()}"
             )
-        if handle.restarted:
-            why = self._why_not_back()
-            return Failure.timeout(f"{handle.describe()} did not start again within {timeout} s; {why}")
+        if handle.restarted:  # the reason follows (see _settle)
+            return Failure.timeout(f"{handle.describe()} did not start again after its fault")
         return Failure.timeout(f"{handle.describe()} did not answer within {timeout} s")
 
     def _why_not_back(self) -> str:
