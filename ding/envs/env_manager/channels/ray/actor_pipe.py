@@ -37,6 +37,7 @@ from ding.envs.env_manager.channels.ray.actors import (
     ActorWatch,
     actor_options,
     kill_actors,
+    named_resources,
     resource_request,
     wait_for_exit,
 )
@@ -236,7 +237,7 @@ class RayActorsOnNode:
         return (
             f"transport 'shm' keeps actors on the trainer's node {node.get('NodeManagerAddress', '?')} (Ray node "
             f"{self._node_id[:12]}), but {actor} asks for {self.request or 'no resources'} and this node has "
-            f"{node.get('Resources', {})}; use transport 'ray' or 'zmq' for actors on other nodes"
+            f"{named_resources(node.get('Resources', {}))}; use transport 'ray' or 'zmq' for actors on other nodes"
         )
 
     def _accept(self, timeout: float) -> None:

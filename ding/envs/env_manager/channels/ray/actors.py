@@ -56,7 +56,7 @@ def no_node_can_take(ray: Any, request: Mapping[str, Any]) -> str | None:
     alive = {node["NodeManagerAddress"]: node.get("Resources", {}) for node in ray.nodes() if node.get("Alive")}
     if any(node_can_take(resources, request) for resources in alive.values()):
         return None
-    alive = {address: _named(resources) for address, resources in alive.items()}
+    alive = {address: named_resources(resources) for address, resources in alive.items()}
     asks = dict(request) or "no resources"
     return f"no node of the cluster can take it: it asks for {asks}, the alive nodes have {alive}"
 
@@ -69,8 +69,12 @@ def node_address(ray: Any, node_id: str | None) -> str:
     return f"node {node['NodeManagerAddress']}" + ("" if node.get("Alive") else ", which Ray reports dead")
 
 
-def _named(resources: Mapping[str, float]) -> dict[str, float]:
-    """A node's resources without the ``node:<address>`` markers Ray adds to every node."""
+def named_resources(resources: Mapping[str, float]) -> dict[str, float]:
+    """A node's resources without the ``node:<address>`` markers Ray adds to every node.
+
+    >>> named_resources({"CPU": 2.0, "node:10.0.0.6": 1.0, "env_node": 100.0})
+    {'CPU': 2.0, 'env_node': 100.0}
+    """
     return {name: amount for name, amount in resources.items() if not name.startswith("node:")}
 
 
@@ -111,8 +115,7 @@ def wait_for_exit(ray: Any, processes: Iterable[tuple[int | None, str | None]]) 
     ``close`` leaves no env process behind here. Once this process has left Ray (a manager collected at exit, after
     the connection closed) it does nothing: asking Ray for the node would start a new local Ray.
     """
-    pids = [pid for pid, _ in processes if pid is not None]
-    if not pids or not ray.is_initialized():
+    if not ray.is_initialized():
         return
     here = ray.get_runtime_context().get_node_id()
     pids = [pid for pid, node in processes if pid is not None and node == here]
