@@ -9,10 +9,17 @@ timeout, so every step returns a full batch),
 running zmq workers) and ``ray-shm`` (Ray actors on this node stepping through shared memory), on one local
 Ray started once per session by the ``ray_cluster`` fixture (skipped when Ray is not installed), and ``zmq`` /
 ``zmq-tcp`` / ``zmq-2`` (zmq workers started by the manager over ipc, over tcp loopback, and with two envs per worker).
+
+With ``DING_TEST_RAY_ADDRESS`` set, the ray kinds join that cluster instead of starting a local Ray, and with
+``DING_TEST_RAY_RESOURCES`` (a JSON object) their actors ask for those resources, which places them on the nodes
+that have them (``test_ray_netns.py`` runs the suites so, with the actors on another node).
+``DING_TEST_MANAGER_KINDS`` (comma-separated kinds) limits the kinds tests run against.
 """
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -61,6 +68,29 @@ IN_PROCESS_ENV_KINDS = ("base", "in-caller", "thread")
 RAY_KINDS = ("ray", "ray-2", "ray-zmq", "ray-shm")
 
 MakeManager = Callable[..., BaseEnvManager]
+RAY_ADDRESS_VAR = "DING_TEST_RAY_ADDRESS"
+"""The Ray cluster the ray kinds join (unset: a local Ray of this session)."""
+RAY_RESOURCES_VAR = "DING_TEST_RAY_RESOURCES"
+"""The resources (a JSON object) every actor of the ray kinds asks for (unset: none)."""
+KINDS_VAR = "DING_TEST_MANAGER_KINDS"
+"""The kinds (comma-separated) tests run against (unset: every kind a test takes)."""
+
+
+REMOTE_EXIT_GRACE = 10.0
+"""Seconds actor processes on other nodes may take to end after ``close``, which waits only for those on the
+trainer's node: the raylet of their own node ends the others when Ray kills their actors."""
+
+
+def exit_grace() -> float:
+    """How long a test waits for a closed manager's worker processes to end: 0 (they are gone when ``close``
+    returns) unless the ray kinds run on a cluster whose other nodes hold their actors."""
+    return REMOTE_EXIT_GRACE if os.environ.get(RAY_ADDRESS_VAR) else 0.0
+
+
+def ray_placement() -> dict[str, Any]:
+    """The ray managers' placement keys the environment asks for (see the module docstring); {} by default."""
+    resources = os.environ.get(RAY_RESOURCES_VAR)
+    return {"resources_per_worker": json.loads(resources)} if resources else {}
 
 
 def kind_config(kind: str, env_num: int, **cfg: Any) -> dict[str, Any]:
@@ -70,6 +100,8 @@ def kind_config(kind: str, env_num: int, **cfg: Any) -> dict[str, Any]:
     merged = dict(KIND_CONFIGS[kind])
     if merged["type"] == "async_subprocess":
         merged["wait_num"] = env_num
+    if merged["type"] == "ray":
+        merged.update(ray_placement())
     merged.update(cfg)
     return merged
 
@@ -81,10 +113,14 @@ def make_manager(kind: str, env_fns: Sequence[Callable[[], Any]], **cfg: Any) ->
 
 @pytest.fixture(scope="session")
 def ray_cluster() -> Iterator[str]:
-    """One local Ray (2 CPUs) shared by every ray test of the session; yields its GCS address."""
+    """One local Ray (2 CPUs) shared by every ray test of the session, or the cluster ``DING_TEST_RAY_ADDRESS``
+    names; yields its GCS address."""
     ray = pytest.importorskip("ray")
     started = not ray.is_initialized()
-    if started:
+    address = os.environ.get(RAY_ADDRESS_VAR)
+    if started and address:
+        ray.init(address=address, log_to_driver=False)
+    elif started:
         ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield ray.get_runtime_context().gcs_address
     if started:
@@ -103,10 +139,14 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     slow = [pytest.mark.slow] if suite not in RAY_DEFAULT_SUITES else []
     ray_kinds = RAY_SUITE_KINDS.get(suite, RAY_KINDS)
     workers_only = metafunc.definition.get_closest_marker("with_workers") is not None
+    chosen = os.environ.get(KINDS_VAR)
+    allowed = set(chosen.split(",")) if chosen else set(KIND_CONFIGS)
     kinds = [
         pytest.param(kind, marks=slow if kind in RAY_KINDS else [])
         for kind in FAST_KINDS
-        if (kind not in RAY_KINDS or kind in ray_kinds) and not (workers_only and kind in IN_PROCESS_ENV_KINDS)
+        if (kind not in RAY_KINDS or kind in ray_kinds)
+        and not (workers_only and kind in IN_PROCESS_ENV_KINDS)
+        and kind in allowed
     ]
     metafunc.parametrize("manager_kind", kinds, indirect=True)
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
-from collections.abc import Callable, Mapping
+import time
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import gymnasium as gym
@@ -286,6 +287,16 @@ def assert_same_trajectories(actual: Trajectories, expected: Trajectories) -> No
 # ---------------------------------------------------------------------------------------------
 # Process and shared-memory probes
 # ---------------------------------------------------------------------------------------------
+
+
+def processes_ended(pids: Sequence[int | None], grace: float = 0.0) -> bool:
+    """Whether none of ``pids`` is running, waiting up to ``grace`` seconds for them to end (0: look once)."""
+    deadline = time.monotonic() + grace
+    while any(pid_alive(pid) for pid in pids):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 def pid_alive(pid: int | None) -> bool:

@@ -21,7 +21,14 @@ from ding.envs.env_manager import BaseEnvManager, EnvState, get_env_manager_cls
 from ding.envs.env_manager.fanout import METHOD_NAME_LIST
 from ding.errors import EnvManagerError, ManagerStateError
 from dizoo.classic_control.cartpole.envs import CartPoleEnv
-from tests.envs.env_manager.conftest import KIND_CONFIGS, SUBPROCESS_KINDS, MakeManager, kind_config, make_manager
+from tests.envs.env_manager.conftest import (
+    KIND_CONFIGS,
+    SUBPROCESS_KINDS,
+    MakeManager,
+    exit_grace,
+    kind_config,
+    make_manager,
+)
 from tests.envs.env_manager.envs import (
     DictObsEnv,
     Policy,
@@ -32,6 +39,7 @@ from tests.envs.env_manager.envs import (
     episodes,
     pid_alive,
     play,
+    processes_ended,
     shm_exists,
     table_policy,
     tree_row,
@@ -445,7 +453,7 @@ def test_close_is_idempotent_and_releases_workers_and_memory(manager_kind: str) 
     manager.close()
     assert manager.closed
     assert manager.env_states == {i: EnvState.VOID for i in range(3)}
-    assert not any(pid_alive(pid) for pid in pids)
+    assert processes_ended(pids, exit_grace())
     assert {p.pid for p in multiprocessing.active_children()} <= before
     assert not any(shm_exists(name) for name in names)
 
@@ -457,7 +465,7 @@ def test_context_manager_closes_even_on_error(manager_kind: str) -> None:
         names = list(getattr(manager, "shared_memory_names", []))
         raise KeyError("raised inside")
     assert manager.closed
-    assert not any(pid_alive(pid) for pid in pids)
+    assert processes_ended(pids, exit_grace())
     assert not any(shm_exists(name) for name in names)
 
 

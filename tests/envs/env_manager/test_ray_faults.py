@@ -22,7 +22,8 @@ import pytest
 
 from ding.envs.env_manager import BaseEnvManager, EnvState, create_env_manager
 from ding.errors import EnvManagerError, EnvStepError, WorkerDiedError
-from tests.envs.env_manager.envs import pid_alive
+from tests.envs.env_manager.conftest import exit_grace, ray_placement
+from tests.envs.env_manager.envs import pid_alive, processes_ended
 from tests.envs.env_manager.fault_envs import FaultyEnv
 
 ray = pytest.importorskip("ray")
@@ -30,7 +31,7 @@ pytestmark = pytest.mark.usefixtures("ray_cluster")
 
 
 def make(env_cfgs: list[dict[str, Any]], **cfg: Any) -> BaseEnvManager:
-    cfg = {"type": "ray", "envs_per_worker": 2, "step_timeout": 30.0, "reset_timeout": 30.0, **cfg}
+    cfg = {"type": "ray", "envs_per_worker": 2, "step_timeout": 30.0, "reset_timeout": 30.0, **ray_placement(), **cfg}
     return create_env_manager(cfg, [partial(FaultyEnv, cfg=c) for c in env_cfgs])
 
 
@@ -40,7 +41,7 @@ def step_all(manager: BaseEnvManager) -> dict[int, Any]:
 
 def assert_clean(manager: BaseEnvManager, pids: list[int]) -> None:
     assert manager.closed and manager.worker_pids == [None] * len(pids)  # type: ignore[attr-defined]
-    assert not any(pid_alive(pid) for pid in pids)
+    assert processes_ended(pids, exit_grace())
 
 
 def test_exception_without_retry_raises_and_the_manager_stays_open() -> None:

@@ -353,7 +353,10 @@ def test_shm_transport_refuses_private_buffers_and_other_transports() -> None:
 @pytest.mark.usefixtures("ray_cluster")
 def test_shm_transport_an_actor_ray_cannot_place_fails_launch_naming_the_request() -> None:
     manager = make_manager("ray-shm", [CARTPOLE], resources_per_worker={"ding_test_device": 1}, connect_timeout=0.5)
-    pattern = r"actor 0 \(envs \[0\]\) cannot be placed on this node.*asks for .*ding_test_device.*this node has .*CPU"
+    pattern = (
+        r"transport 'shm' keeps actors on the trainer's node \S+ \(Ray node \w+\), but actor 0 \(envs \[0\]\) asks "
+        r"for .*ding_test_device.* and this node has .*CPU.*; use transport 'ray' or 'zmq' for actors on other nodes"
+    )
     with pytest.raises(EnvManagerError, match=pattern):
         manager.launch()
     assert manager.closed and manager.worker_pids == [None] and manager.worker_actors == [None]  # type: ignore

@@ -37,6 +37,7 @@ from ding.envs.env_manager.channels.ray.actors import (
     ActorWatch,
     actor_options,
     kill_actors,
+    named_resources,
     resource_request,
     wait_for_exit,
 )
@@ -222,10 +223,7 @@ class RayActorsOnNode:
             try:
                 death = watch.gave_up()
             except ray.exceptions.ActorUnschedulableError:
-                raise EnvManagerError(
-                    f"{actor} cannot be placed on this node, where transport 'shm' keeps its actors: it asks for "
-                    f"{self.request or 'no resources'}, this node has {self._node_resources()}"
-                ) from None
+                raise EnvManagerError(self._refusal(actor)) from None
             if death is not None:  # Ray will not bring it back: start a new actor
                 last_death = death
                 self.actors[w] = self._new_actor(w)
@@ -233,9 +231,14 @@ class RayActorsOnNode:
             self._accept(min(_POLL, remaining))
         return self._arrived.pop(w)
 
-    def _node_resources(self) -> dict[str, float]:
+    def _refusal(self, actor: str) -> str:
+        """Why ``actor`` cannot run where transport 'shm' keeps it, and what works instead (one line)."""
         node: dict[str, Any] = next((n for n in self._ray.nodes() if n.get("NodeID") == self._node_id), {})
-        return dict(node.get("Resources", {}))
+        return (
+            f"transport 'shm' keeps actors on the trainer's node {node.get('NodeManagerAddress', '?')} (Ray node "
+            f"{self._node_id[:12]}), but {actor} asks for {self.request or 'no resources'} and this node has "
+            f"{named_resources(node.get('Resources', {}))}; use transport 'ray' or 'zmq' for actors on other nodes"
+        )
 
     def _accept(self, timeout: float) -> None:
         """Accept one actor's connection if one comes within ``timeout`` s; strangers are turned away."""

@@ -4,6 +4,10 @@
 {'max_restarts': -1, 'max_task_retries': 0, 'num_gpus': 0.5, 'num_cpus': 1, 'resources': {'disk': 1}}
 >>> resource_request({"resources_per_worker": {}, "num_cpus_per_worker": None, "max_restarts": 3})
 {}
+>>> node_can_take({"CPU": 2.0, "remote_envs": 4.0}, {"num_cpus": 1, "resources": {"remote_envs": 1}})
+True
+>>> node_can_take({"CPU": 2.0}, {"resources": {"remote_envs": 1}})
+False
 """
 
 from __future__ import annotations
@@ -37,6 +41,41 @@ def actor_options(cfg: Mapping[str, Any]) -> dict[str, Any]:
 def resource_request(cfg: Mapping[str, Any]) -> dict[str, Any]:
     """What each actor asks Ray for (its placement options without the restart settings), for error messages."""
     return {k: v for k, v in actor_options(cfg).items() if k not in ("max_restarts", "max_task_retries")}
+
+
+def node_can_take(resources: Mapping[str, float], request: Mapping[str, Any]) -> bool:
+    """Whether a node with ``resources`` (its totals, in Ray's names) can ever hold an actor asking for ``request``."""
+    needs = {name: request[field] for name, field in _RESOURCE_FIELDS.items() if field in request}
+    needs.update(request.get("resources", {}))
+    return all(resources.get(name, 0.0) >= amount for name, amount in needs.items())
+
+
+def no_node_can_take(ray: Any, request: Mapping[str, Any]) -> str | None:
+    """Why no alive node of the cluster can take an actor asking for ``request`` (its nodes were lost, or never had
+    what it asks for), or None when one can."""
+    alive = {node["NodeManagerAddress"]: node.get("Resources", {}) for node in ray.nodes() if node.get("Alive")}
+    if any(node_can_take(resources, request) for resources in alive.values()):
+        return None
+    alive = {address: named_resources(resources) for address, resources in alive.items()}
+    asks = dict(request) or "no resources"
+    return f"no node of the cluster can take it: it asks for {asks}, the alive nodes have {alive}"
+
+
+def node_address(ray: Any, node_id: str | None) -> str:
+    """The address of Ray node ``node_id`` (its id when Ray no longer lists it), for error messages."""
+    node = next((n for n in ray.nodes() if n.get("NodeID") == node_id), None) if node_id else None
+    if node is None:
+        return f"node {(node_id or '?')[:12]}"
+    return f"node {node['NodeManagerAddress']}" + ("" if node.get("Alive") else ", which Ray reports dead")
+
+
+def named_resources(resources: Mapping[str, float]) -> dict[str, float]:
+    """A node's resources without the ``node:<address>`` markers Ray adds to every node.
+
+    >>> named_resources({"CPU": 2.0, "node:10.0.0.6": 1.0, "env_node": 100.0})
+    {'CPU': 2.0, 'env_node': 100.0}
+    """
+    return {name: amount for name, amount in resources.items() if not name.startswith("node:")}
 
 
 def kill_actors(actors: Iterable[Any]) -> None:
@@ -73,8 +112,11 @@ def wait_for_exit(ray: Any, processes: Iterable[tuple[int | None, str | None]]) 
     """Wait (up to :data:`EXIT_WAIT`) until the ``(pid, node id)`` processes on this node are gone.
 
     Ray kills actors asynchronously, and the raylet, their parent, reaps them; a manager waits for both so that
-    ``close`` leaves no env process behind here.
+    ``close`` leaves no env process behind here. Once this process has left Ray (a manager collected at exit, after
+    the connection closed) it does nothing: asking Ray for the node would start a new local Ray.
     """
+    if not ray.is_initialized():
+        return
     here = ray.get_runtime_context().get_node_id()
     pids = [pid for pid, node in processes if pid is not None and node == here]
     deadline = time.monotonic() + EXIT_WAIT

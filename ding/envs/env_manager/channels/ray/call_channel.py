@@ -26,6 +26,8 @@ from ding.envs.env_manager.channels.ray.actors import (
     actor_options,
     first_line,
     kill_actors,
+    no_node_can_take,
+    node_address,
     resource_request,
     wait_for_exit,
 )
@@ -191,9 +193,7 @@ class RayCallChannel:
         if isinstance(value, Failure):
             handle.faulted = True
             if call.startup and handle.restarted:
-                restarts = self.options["max_restarts"]
-                suffix = f"; Ray did not bring the actor back (max_restarts={restarts})"
-                return dataclasses.replace(value, message=value.message + suffix)
+                return dataclasses.replace(value, message=f"{value.message}; {self._why_not_back()}")
             return value
         if call.startup:
             handle.pid, handle.node_id, reply = value
@@ -237,7 +237,8 @@ class RayCallChannel:
             state = "dead"
             if isinstance(err, ray.exceptions.ActorUnavailableError):
                 state, handle.unavailable = "unavailable", True
-            return Failure.died(f"{handle.describe()} died ({state}: {first_line(err)})")
+            where = node_address(ray, handle.node_id)
+            return Failure.died(f"{handle.describe()} died ({state} on {where}: {first_line(err)})")
         except ray.exceptions.RayError as err:  # the actor's code failed outside any env: replace the actor
             handle.doomed = True
             return Failure.broken(f"{handle.describe()} failed: {type(err).__name__}: {err}")
@@ -251,4 +252,11 @@ class RayCallChannel:
                 f"{handle.describe()} did not start within {timeout} s; can Ray place it? It asks for "
                 f"{self.request or 'no resources'}, the cluster has {self._ray.cluster_resources()}"
             )
+        if handle.restarted:  # the reason follows (see _settle)
+            return Failure.timeout(f"{handle.describe()} did not start again after its fault")
         return Failure.timeout(f"{handle.describe()} did not answer within {timeout} s")
+
+    def _why_not_back(self) -> str:
+        """Why Ray did not bring a restarted actor back: no node left that can take it, or its restarts spent."""
+        lost = no_node_can_take(self._ray, self.request)
+        return lost or f"Ray did not bring the actor back (max_restarts={self.options['max_restarts']})"

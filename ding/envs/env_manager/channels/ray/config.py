@@ -21,7 +21,7 @@ RAY_CONFIG: dict[str, Any] = {
     "envs_per_worker": 4,
     "shared_memory": None,  # None: what the transport uses (True for "shm", False for "ray" and "zmq")
     "address": None,  # None: the Ray this process uses, else start a local one (or join RAY_ADDRESS)
-    "num_cpus_per_worker": None,  # None: Ray's default for actors (placed on a CPU node, hold none while running)
+    "num_cpus_per_worker": None,  # None: Ray's default (holds no CPU; one if resources_per_worker names a resource)
     "resources_per_worker": {},  # extra Ray resources per actor, e.g. {"GPU": 0.25} or custom ones
     "max_restarts": -1,  # Ray restarts of a dead actor (-1: unlimited; max_retry still bounds the faults)
     "init_kwargs": {},  # keyword arguments of ray.init when the manager connects (num_cpus, runtime_env, ...)

@@ -27,6 +27,7 @@ from ding.envs.env_manager.channels.ray.actors import (
     ActorWatch,
     actor_options,
     kill_actors,
+    no_node_can_take,
     resource_request,
     wait_for_exit,
 )
@@ -103,9 +104,10 @@ class RayActors:
         wait = 0.0
         while (identity := hub.idle_peer(lambda i: self._serves(i, w), wait)) is None:
             if time.monotonic() >= deadline:
+                why = no_node_can_take(self._ray, self.request) or f"max_restarts={self.options['max_restarts']}"
                 return Failure.died(
                     f"actor {w} (envs {setup.env_ids}) has no worker registered within {self.start_timeout} s "
-                    f"after a fault (max_restarts={self.options['max_restarts']})"
+                    f"after a fault ({why})"
                 )
             if watch.gave_up() is not None:  # Ray will not bring it back: start a new actor
                 self.actors[w] = self._new_actor(w, hub)
