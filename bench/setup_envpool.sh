@@ -9,14 +9,7 @@
 # Usage (from anywhere): bash bench/setup_envpool.sh [VENV_DIR]
 set -euo pipefail
 
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-venv="${1:-$here/.venv-envpool}"
-python="${PYTHON:-python3}"
-
-if [[ ! -x "$venv/bin/python" ]]; then
-    "$python" -m venv "$venv"
-fi
-"$venv/bin/python" -m pip install --quiet "envpool==1.2.5" numpy
+source "$(dirname "${BASH_SOURCE[0]}")/peer_venv.sh" envpool "${1:-}" -- "envpool==1.2.5" numpy
 
 # Import check from a neutral directory: build two Pong envs and step them once.
 cd "$(mktemp -d)"

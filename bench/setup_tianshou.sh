@@ -10,14 +10,7 @@
 # Usage (from anywhere): bash bench/setup_tianshou.sh [VENV_DIR]
 set -euo pipefail
 
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-venv="${1:-$here/.venv-tianshou}"
-python="${PYTHON:-python3}"
-
-if [[ ! -x "$venv/bin/python" ]]; then
-    "$python" -m venv "$venv"
-fi
-"$venv/bin/python" -m pip install --quiet -c "$here/../constraints.txt" "tianshou==2.0.1" numpy gymnasium
+source "$(dirname "${BASH_SOURCE[0]}")/peer_venv.sh" tianshou "${1:-}" -- "tianshou==2.0.1" numpy gymnasium
 
 # Check from a neutral directory: both vector envs step CartPole and the synthetic env through the child's pools.
 cd "$(mktemp -d)"

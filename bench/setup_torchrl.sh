@@ -11,14 +11,7 @@
 # Usage (from anywhere): bash bench/setup_torchrl.sh [VENV_DIR]
 set -euo pipefail
 
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-venv="${1:-$here/.venv-torchrl}"
-python="${PYTHON:-python3}"
-
-if [[ ! -x "$venv/bin/python" ]]; then
-    "$python" -m venv "$venv"
-fi
-"$venv/bin/python" -m pip install --quiet -c "$here/../constraints.txt" "torchrl==0.14.1" numpy gymnasium
+source "$(dirname "${BASH_SOURCE[0]}")/peer_venv.sh" torchrl "${1:-}" -- "torchrl==0.14.1" numpy gymnasium
 
 # Check from a neutral directory: ParallelEnv steps CartPole and the synthetic env through the child's pool.
 cd "$(mktemp -d)"
