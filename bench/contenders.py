@@ -199,23 +199,26 @@ class GymVector(Contender):
 class DingManager(Contender):
     """A ding env manager built by ``create_env_manager``; steps every ready env each call."""
 
-    def __init__(self, case: EnvCase, n: int, key: str, label: str, cfg: dict[str, Any]) -> None:
+    def __init__(
+        self, case: EnvCase, n: int, key: str, label: str, cfg: dict[str, Any], envs: int | None = None
+    ) -> None:
         super().__init__(case, n)
         self.key, self.label, self.cfg = key, label, cfg
+        self.envs = n if envs is None else envs  # envs in the manager (more than n: each step takes the ready ones)
         self.manager: BaseEnvManager | None = None
         self.dispatched = 0
         self.delivered = 0
         self.abnormal = 0
 
     def start(self) -> None:
-        self.manager = create_env_manager(self.cfg, [self.case.ding_fn for _ in range(self.n)])
+        self.manager = create_env_manager(self.cfg, [self.case.ding_fn for _ in range(self.envs)])
         self.manager.seed(0)
         self.manager.launch()
 
     def step_batch(self, row: list[int], array: np.ndarray) -> int:
         manager = self.manager
         assert manager is not None
-        actions = {i: row[i] for i in manager.ready_obs}
+        actions = {i: row[i % self.n] for i in manager.ready_obs}
         timesteps = manager.step(actions)
         self.dispatched += len(actions)
         self.delivered += len(timesteps)
@@ -242,7 +245,11 @@ class DingManager(Contender):
         manager = self.manager
         assert manager is not None
         in_flight = len(manager.in_flight_env_ids) if isinstance(manager, AsyncSubprocessEnvManager) else 0
-        if self.dispatched != self.delivered + in_flight:
+        if getattr(manager, "partial_batches", False):  # steps stay in the pool; resets are in flight too
+            in_flight = self.dispatched - self.delivered
+            if not 0 <= in_flight <= self.envs:
+                self.anomalies.append(f"dispatched {self.dispatched} env steps, delivered {self.delivered}")
+        elif self.dispatched != self.delivered + in_flight:
             self.anomalies.append(
                 f"dispatched {self.dispatched} env steps, delivered {self.delivered}, {in_flight} in flight"
             )
@@ -374,6 +381,7 @@ CONTENDER_LABELS: dict[str, str] = {
     "envpool_manager": "ding envpool manager (an envpool pool behind the manager API)",
     "envpool_manager_batch": "ding envpool manager, step_batch()",
     "envpool_manager_batch_1t": "ding envpool manager, step_batch(), num_threads=1",
+    "envpool_manager_2n": "ding envpool manager, 2N envs, pool batches of N (as envpool async), step()",
     "envpool_sync": "envpool 1.2.5 sync (own venv and process)",
     "envpool_sync_1t": "envpool 1.2.5 sync, num_threads=1 (own venv and process)",
     "envpool_async": "envpool 1.2.5 async, 2N envs, batches of N (own venv and process)",

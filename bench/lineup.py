@@ -68,6 +68,9 @@ def make_contenders(case: EnvCase, n: int, keys: list[str] | None = None) -> lis
         found.append(DingBatch(case, n, "envpool_manager_batch", CONTENDER_LABELS["envpool_manager_batch"], cfg))
         key = "envpool_manager_batch_1t"  # one C++ thread: on 2 cores the other is the caller's
         found.append(DingBatch(case, n, key, CONTENDER_LABELS[key], {**cfg, "num_threads": 1}))
+        key = "envpool_manager_2n"  # the pool asynchronous, as envpool async: 2N envs, batches of N
+        pool = {**cfg, "options": {**cfg["options"], "batch_size": n}}
+        found.append(DingManager(case, n, key, CONTENDER_LABELS[key], pool, envs=2 * n))
     for key, kind in PEER_KINDS.items():  # a peer whose venv is missing is listed by absent_contenders
         if peer_env(case, kind.peer) is not None and peer_python(kind.peer) is not None:
             found.append(PeerContender(case, n, key))

@@ -104,6 +104,8 @@ class PoolEngine(NoWorkers):
         self._resetting: set[int] = set()  # envs with a reset in the pool
         self._received: dict[int, BaseEnvTimestep] = {}  # step results received, not yet returned
         self._all_env_ids = np.arange(self._env_num, dtype=np.int32)
+        self._batch_env_ids = np.arange(self._env_num, dtype=np.int64)  # every step_batch's env ids (read-only)
+        self._batch_env_ids.flags.writeable = False
 
     # ----- lifecycle -----------------------------------------------------------------------------
     def probe_spaces(self) -> EnvSpaces | None:
@@ -232,7 +234,7 @@ class PoolEngine(NoWorkers):
             truncated=batch.truncated,
             info=infos,
             final_obs=final_obs,
-            env_ids=self._all_env_ids.astype(np.int64),
+            env_ids=self._batch_env_ids,
         )
 
     def _restart_ended(self, done: np.ndarray) -> list[int]:

@@ -27,16 +27,19 @@ Columns = Sequence[tuple[InfoColumn, np.ndarray]]
 
 
 def info_rows(columns: Columns, rows: int) -> list[dict[str, Any]]:
-    """The info arrays as one dict per row (values as Python objects, nested keys as nested dicts).
+    """The info arrays as one dict per row (nested keys as nested dicts): a scalar per row as a Python object, a
+    row of an array (Atari's ``ram``) as a read-only view of the pool's array, as envpool's own infos give it.
 
     >>> info_rows([(InfoColumn(('env_id',), 0), np.array([3, 5])), (InfoColumn(('players', 'env_id'), 1),
     ...     np.array([3, 5]))], 2)
     [{'env_id': 3, 'players': {'env_id': 3}}, {'env_id': 5, 'players': {'env_id': 5}}]
+    >>> info_rows([(InfoColumn(('ram',), 0), np.array([[1, 2], [3, 4]], dtype=np.uint8))], 2)[1]['ram']
+    array([3, 4], dtype=uint8)
     """
     infos: list[dict[str, Any]] = [{} for _ in range(rows)]
     for column, values in columns:
         path, last = column.path[:-1], column.path[-1]
-        for info, value in zip(infos, values.tolist(), strict=True):
+        for info, value in zip(infos, _row_values(values), strict=True):
             for key in path:
                 info = info.setdefault(key, {})
             info[last] = value
@@ -54,8 +57,21 @@ def info_row(columns: Columns, row: int) -> dict[str, Any]:
         node = info
         for key in column.path[:-1]:
             node = node.setdefault(key, {})
-        node[column.path[-1]] = values[row].tolist()
+        node[column.path[-1]] = values[row].tolist() if values.ndim == 1 else _read_only(values[row])
     return info
+
+
+def _row_values(values: np.ndarray) -> list[Any]:
+    """Each row's value: Python scalars for a column of scalars, read-only row views for a column of arrays."""
+    if values.ndim == 1:
+        return values.tolist()
+    return list(_read_only(values))
+
+
+def _read_only(values: np.ndarray) -> np.ndarray:
+    view = values.view()
+    view.flags.writeable = False
+    return view
 
 
 class PoolInfos(Sequence[dict[str, Any]]):

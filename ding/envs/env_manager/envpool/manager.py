@@ -44,6 +44,7 @@ from ding.envs.env_manager.engine import EngineFactory
 from ding.envs.env_manager.envpool.engine import PoolEngine, PoolSlot, PoolTask
 from ding.envs.env_manager.envpool.spec import pool_options, pool_spaces
 from ding.errors import ConfigError
+from ding.utils.accepts import count
 
 __all__ = ["EnvPoolEnvManager", "PoolEnvManager"]
 
@@ -68,8 +69,8 @@ class EnvPoolEnvManager(BaseEnvManager):
         "env_id": None,  # the envpool task ('CartPole-v1', 'Pong-v5', ...; envpool.list_all_envs())
         "env_num": None,  # envs in the pool when built from a config alone (DI-engine's way)
         "options": {},  # the task's envpool options (max_episode_steps, episodic_life, stack_num, ...)
-        "num_threads": 0,  # envpool's worker threads (0: one per env, up to the cores)
-        "thread_affinity_offset": -1,  # first core to pin threads to (-1: no pinning)
+        "num_threads": count(0, low=0, note="envpool's worker threads (0: one per env, up to the cores)"),
+        "thread_affinity_offset": count(-1, low=-1, note="first core to pin threads to (-1: no pinning)"),
     }
     make_engine: ClassVar[EngineFactory] = PoolEngine
 
