@@ -104,10 +104,11 @@ class ContinuousCritics(nn.Module, ABC):
 class QAC(ContinuousCritics):
     """Actor and critics for SAC.
 
-    - ``actor``: an MLP of ``actor_head_layer_num`` hidden layers of width ``actor_head_hidden_size``
-      giving ``mu`` and ``log_std`` (clamped to ``[-20, 2]``) of a Gaussian over pre-tanh actions.
+    - ``actor``: an MLP of ``1 + actor_head_layer_num`` hidden layers of width ``actor_head_hidden_size``
+      giving ``mu`` and ``log_std`` (clamped to ``[-20, 2]``) of a Gaussian over pre-tanh actions (DI-engine's
+      layout, as every ding actor-critic model: a first layer, then a head of ``actor_head_layer_num`` layers).
     - ``critic``: one Q network (two with ``twin_critic``) on ``concat(obs, action)``, each an MLP of
-      ``critic_head_layer_num`` hidden layers of width ``critic_head_hidden_size``.
+      ``1 + critic_head_layer_num`` hidden layers of width ``critic_head_hidden_size``.
 
     With ``encoder_hidden_size_list`` the actor and the critics first encode observations, each side with its
     own encoder (the twin critics share one): convolutions for ``(C, H, W)`` images (which need it), an MLP for
@@ -137,9 +138,9 @@ class QAC(ContinuousCritics):
         action_shape: int | Sequence[int],
         twin_critic: bool = True,
         actor_head_hidden_size: int = 64,
-        actor_head_layer_num: int = 2,
+        actor_head_layer_num: int = 1,
         critic_head_hidden_size: int = 64,
-        critic_head_layer_num: int = 2,
+        critic_head_layer_num: int = 1,
         activation: str = "relu",
         encoder_hidden_size_list: Sequence[int] | None = None,
         obs_dtype: str | None = None,
@@ -186,9 +187,10 @@ class QAC(ContinuousCritics):
 
 
 def _layers(size: Any, layer_num: Any, what: str) -> list[int]:
-    if not isinstance(layer_num, int) or isinstance(layer_num, bool) or layer_num < 1:
-        raise ConfigError(f"{what}_layer_num must be an int >= 1, got {layer_num!r}")
-    return hidden_sizes([size] * layer_num, f"{what}_hidden_size")
+    """The hidden widths of a head: a first layer, then ``layer_num`` more (DI-engine's layout)."""
+    if not isinstance(layer_num, int) or isinstance(layer_num, bool) or layer_num < 0:
+        raise ConfigError(f"{what}_layer_num must be an int >= 0, got {layer_num!r}")
+    return hidden_sizes([size] * (1 + layer_num), f"{what}_hidden_size")
 
 
 QAC_MODEL_KEYS = (

@@ -56,9 +56,9 @@ class SACPolicy(SoftActorCritic):
         "model": {
             "twin_critic": True,
             "actor_head_hidden_size": width(256),
-            "actor_head_layer_num": layers(2),
+            "actor_head_layer_num": layers(1),  # after a first layer, as DI-engine counts: 2 hidden layers
             "critic_head_hidden_size": width(256),
-            "critic_head_layer_num": layers(2),
+            "critic_head_layer_num": layers(1),
             "activation": ACTIVATION,
             "encoder_hidden_size_list": optional(sizes()),
             "action_space": fixed("reparameterization", note="DI-engine's name for SAC's tanh-squashed Gaussian actor"),

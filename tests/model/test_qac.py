@@ -68,8 +68,8 @@ def test_bad_shapes_and_config_keys_are_errors() -> None:
         qac_from_config({"obs_shape": 3, "action_shape": 1, "encoder": [8]})
     with pytest.raises(ConfigError, match="action_shape is not set"):
         qac_from_config({"obs_shape": 3, "action_shape": None})
-    with pytest.raises(ConfigError, match="layer_num"):
-        QAC(3, 1, actor_head_layer_num=0)
+    with pytest.raises(ConfigError, match=r"actor_head_layer_num must be an int >= 0, got -1"):
+        QAC(3, 1, actor_head_layer_num=-1)
     model = QAC(3, 1)
     with pytest.raises(ValueError, match="obs_shape"):
         model.compute_actor(torch.zeros(2, 4))
@@ -96,3 +96,34 @@ def test_vector_encoder_is_optional() -> None:
     assert isinstance(plain.actor_encoder, torch.nn.Identity)
     assert encoded.actor[0][0].in_features == 16
     assert encoded.compute_actor(torch.zeros(2, 5))["logit"][0].shape == (2, 1)
+
+
+def _linear_widths(module: torch.nn.Module) -> list[int]:
+    return [layer.out_features for layer in module.modules() if isinstance(layer, torch.nn.Linear)]
+
+
+@pytest.mark.parametrize("layer_num", [0, 1, 3])
+def test_head_layer_num_counts_the_layers_after_the_first_as_di_engine_and_the_other_models_do(layer_num: int) -> None:
+    """A DI-engine SAC config's ``*_head_layer_num`` builds the network DI-engine builds: a first layer of the head
+    width, then ``layer_num`` more, then the outputs (mu and log_std of each action dimension; one Q-value)."""
+    model = qac_from_config(
+        {
+            "obs_shape": 3,
+            "action_shape": 2,
+            "actor_head_hidden_size": 32,
+            "actor_head_layer_num": layer_num,
+            "critic_head_hidden_size": 16,
+            "critic_head_layer_num": layer_num,
+        }
+    )
+    assert _linear_widths(model.actor) == [32] * (1 + layer_num) + [4]
+    for critic in model.critic:
+        assert _linear_widths(critic) == [16] * (1 + layer_num) + [1]
+
+
+def test_the_sac_policys_default_model_keeps_two_hidden_layers_of_256() -> None:
+    from ding.policy.sac import SACPolicy
+
+    model = SACPolicy({"model": {"obs_shape": 3, "action_shape": 1}}, seed=0).model
+    assert _linear_widths(model.actor) == [256, 256, 2]
+    assert [_linear_widths(critic) for critic in model.critic] == [[256, 256, 1]] * 2

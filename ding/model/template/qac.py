@@ -53,9 +53,7 @@ def ContinuousQAC(  # DI-engine's class name: a function that builds ding's mode
     space = kwargs.pop("action_space")
     if space == "regression":
         return deterministic_qac.DeterministicQAC(**kwargs)
-    if space == "reparameterization":  # ding's QAC counts the first layer among its hidden layers
-        for key in ("actor_head_layer_num", "critic_head_layer_num"):
-            kwargs[key] = _plus_first_layer(kwargs[key], key)
+    if space == "reparameterization":
         return reparameterization_qac.QAC(**kwargs)
     raise ConfigError(
         f"ContinuousQAC(action_space={space!r}) is not supported: ding's continuous QAC models are "
@@ -65,12 +63,6 @@ def ContinuousQAC(  # DI-engine's class name: a function that builds ding's mode
 
 QAC = ContinuousQAC
 """DI-engine's name for :func:`ContinuousQAC` before 0.5."""
-
-
-def _plus_first_layer(layer_num: Any, name: str) -> int:
-    if not isinstance(layer_num, int) or isinstance(layer_num, bool) or layer_num < 0:
-        raise ConfigError(f"{name} must be an int >= 0, got {layer_num!r}")
-    return layer_num + 1
 
 
 class DiscreteQAC(discrete_qac.DiscreteQAC):
