@@ -3,7 +3,9 @@
 For N collector envs on C cores: ``base`` (in the calling process); ``thread`` with one group per core;
 ``subprocess`` with one env per worker and with one worker per core (``envs_per_worker = ceil(N / C)``), and the
 same groups with the caller stepping one of them (``step_in_caller``); ``async_subprocess`` with its defaults; and
-the config's own manager when it is none of these. With more than :data:`MAX_PROCESSES_PER_CORE` envs per core, one
+the config's own manager when it is none of these; for a config whose manager is ``envpool``, also the pool with
+each thread count from 1 to C (envpool's default is one per core: for a cheap env one thread can leave the caller a
+core and run faster). With more than :data:`MAX_PROCESSES_PER_CORE` envs per core, one
 process per env is left out and ``async_subprocess`` gets one worker per core. Kinds that do not fit are listed
 with the reason. Each candidate has a simplicity rank: the recommendation prefers the simpler of two that run about
 as fast.
@@ -26,7 +28,7 @@ from typing import Any
 
 from ding.envs.env_manager import manager_default_config
 
-TUNED_KEYS = ("type", "envs_per_worker", "step_in_caller", "wait_num", "step_wait_timeout")
+TUNED_KEYS = ("type", "envs_per_worker", "step_in_caller", "wait_num", "step_wait_timeout", "num_threads")
 """The manager keys a candidate sets; a config's other manager keys are kept (where the candidate's type takes them)."""
 IDENTITY_KEYS = ("import_names", "cfg_type")
 MEASURING_KEYS = ("episode_num", "auto_reset")
@@ -118,6 +120,8 @@ def candidates(env_num: int, cores: int, config_manager: Mapping[str, Any]) -> t
     own_type = str(own.get("type", "base"))
     defaults = manager_default_config(own_type)
     own = {key: value for key, value in own.items() if key == "type" or defaults.get(key) != value}
+    if own_type == "envpool":
+        found.extend(_candidate({"type": "envpool", "num_threads": threads}) for threads in range(1, cores + 1))
     if not any(_same(candidate.settings, own) for candidate in found):
         found.append(_candidate(own, from_config=True))
     for kind, reason in NOT_MEASURED.items():

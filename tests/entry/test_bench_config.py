@@ -186,3 +186,33 @@ def test_one_env_leaves_out_what_one_env_cannot_use() -> None:
     assert {s.kind for s in skipped} >= {"thread", "subprocess step_in_caller", "zmq", "ray", "envpool"}
     found, _ = candidates(4, 2, {"type": "subprocess", "envs_per_worker": 4})
     assert found[-1].label == "subprocess envs_per_worker=4 (the config's)"
+
+
+ENVPOOL_CONFIG = """
+main_config = dict(
+    exp_name="cartpole_envpool",
+    env=dict(collector_env_num=4, evaluator_env_num=1, manager=dict(env_id="CartPole-v1")),
+    policy=dict(cuda=False),
+)
+create_config = dict(
+    env=dict(type="cartpole", import_names=["dizoo.classic_control.cartpole.envs.cartpole_env"]),
+    env_manager=dict(type="envpool"),
+    policy=dict(type="dqn"),
+)
+"""
+
+
+def test_an_envpool_config_is_measured_with_each_thread_count(tmp_path: pathlib.Path) -> None:
+    """envpool's default is one C++ thread per core; on a machine with few cores, a cheap env's pool can run faster
+    with fewer, which leave the caller a core: each count from 1 to the cores is measured beside the config's."""
+    pytest.importorskip("envpool")
+    (tmp_path / "cfg.py").write_text(ENVPOOL_CONFIG)
+    done = run([str(DING), "-m", "bench", "-c", "cfg.py", "--seconds", BUDGET], tmp_path)
+    assert done.returncode == 0, done.stderr
+    rows = {line.split(" | ")[0].lstrip("| ").removesuffix(" ← chosen"): line for line in done.stdout.splitlines()}
+    cores = len(os.sched_getaffinity(0))
+    for label in [f"envpool num_threads={threads}" for threads in range(1, cores + 1)] + ["envpool (the config's)"]:
+        assert label in rows, done.stdout
+        assert rows[label].split(" | ")[1].replace(",", "").isdigit(), rows[label]  # measured, not an error
+    found, _ = candidates(4, cores, {"type": "envpool", "env_id": "CartPole-v1", "num_threads": 1})
+    assert [c.label for c in found if c.type == "envpool"] == [f"envpool num_threads={t}" for t in range(1, cores + 1)]
