@@ -382,6 +382,7 @@ CONTENDER_LABELS: dict[str, str] = {
     "envpool_manager_batch": "ding envpool manager, step_batch()",
     "envpool_manager_batch_1t": "ding envpool manager, step_batch(), num_threads=1",
     "envpool_manager_2n": "ding envpool manager, 2N envs, pool batches of N (as envpool async), step()",
+    "envpool_manager_2n_sendrecv": "ding envpool manager, 2N envs, pool batches of N (as envpool async), send/recv",
     "envpool_sync": "envpool 1.2.5 sync (own venv and process)",
     "envpool_sync_1t": "envpool 1.2.5 sync, num_threads=1 (own venv and process)",
     "envpool_async": "envpool 1.2.5 async, 2N envs, batches of N (own venv and process)",

@@ -71,6 +71,8 @@ def make_contenders(case: EnvCase, n: int, keys: list[str] | None = None) -> lis
         key = "envpool_manager_2n"  # the pool asynchronous, as envpool async: 2N envs, batches of N
         pool = {**cfg, "options": {**cfg["options"], "batch_size": n}}
         found.append(DingManager(case, n, key, CONTENDER_LABELS[key], pool, envs=2 * n))
+        key = "envpool_manager_2n_sendrecv"  # the same through send / recv: envpool's own asynchronous loop
+        found.append(DingSendRecv(case, n, key, CONTENDER_LABELS[key], pool, double=True))
     for key, kind in PEER_KINDS.items():  # a peer whose venv is missing is listed by absent_contenders
         if peer_env(case, kind.peer) is not None and peer_python(kind.peer) is not None:
             found.append(PeerContender(case, n, key))

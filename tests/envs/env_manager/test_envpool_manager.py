@@ -467,6 +467,46 @@ def test_an_async_pool_resets_ended_episodes_and_every_env_keeps_stepping() -> N
         manager.close()
 
 
+def test_an_async_pool_through_send_recv_returns_envs_that_take_an_action_at_once() -> None:
+    """envpool's own asynchronous loop (recv a batch, send actions for its env ids) runs over the manager: an env
+    whose episode ended comes back from recv with its reset done, so every env id recv gives takes an action."""
+    rng = np.random.default_rng(0)
+    manager = cartpole(8, options={"batch_size": 4, "max_episode_steps": 7})
+    manager.seed(0)
+    manager.async_reset()
+    try:
+        batch = manager.recv(4)
+        assert not batch.done.any()
+        steps = dict.fromkeys(range(8), 0)
+        sent = received = ends = 0
+        firsts = len(batch.env_ids)
+        for _ in range(150):
+            ids = batch.env_ids
+            manager.send(rng.integers(0, 2, size=len(ids)), ids)  # refused if an env were not ready
+            sent += len(ids)
+            batch = manager.recv(4)
+            assert len(batch.env_ids) >= 1
+            for row, env_id in enumerate(batch.env_ids.tolist()):
+                info = batch.info[row]
+                if not info:  # the first observation of the other half, after async_reset
+                    firsts += 1
+                    continue
+                received += 1
+                steps[env_id] += 1
+                assert int(info["elapsed_step"]) == steps[env_id]  # every step once, in order
+                if batch.done[row]:
+                    ends += 1
+                    assert info["eval_episode_return"] == steps[env_id]  # CartPole: 1 per step
+                    assert env_id in manager.ready_obs_id  # its next episode waits for an action
+                    np.testing.assert_array_equal(batch.obs[row], manager.ready_obs[env_id])
+                    assert not np.array_equal(batch.obs[row], batch.final_obs[env_id])
+                    steps[env_id] = 0
+        assert ends >= 20 and firsts == 8
+        assert sent == received + len(manager.in_flight_env_ids)  # nothing lost or given twice
+    finally:
+        manager.close()
+
+
 CONFIG = """
 from easydict import EasyDict
 main_config = EasyDict(dict(

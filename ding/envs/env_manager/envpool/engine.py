@@ -15,7 +15,9 @@ By default the pool returns every env it is sent (envpool's synchronous mode). W
 the pool is asynchronous: each ``step`` sends the given envs and returns the first ``batch`` results to come back
 (others stay in the pool, out of the ready envs, and return in a later step; ``step({})`` when none is ready takes
 the next batch), and an ended episode's reset is sent at once, its first observation joining the ready envs when it
-arrives. Enough envs must be in the pool for a batch (else an error says so).
+arrives; ``recv`` returns an ended episode's last step once that reset is back, so every env ``recv`` returns takes
+an action at once, as in envpool's own asynchronous loop. Enough envs must be in the pool for a batch (else an error
+says so).
 
 The pool's results are read as arrays (:mod:`~ding.envs.env_manager.envpool.results`): ``step_batch`` does per
 batch a fixed amount of Python work whatever the env count (the actions checked as one array, returns and ends
@@ -103,6 +105,7 @@ class PoolEngine(NoWorkers):
         self._stepping: set[int] = set()  # envs with a step in the pool
         self._resetting: set[int] = set()  # envs with a reset in the pool
         self._received: dict[int, BaseEnvTimestep] = {}  # step results received, not yet returned
+        self._held: dict[int, BaseEnvTimestep] = {}  # recv's ended steps whose env's reset is still in the pool
         self._all_env_ids = np.arange(self._env_num, dtype=np.int32)
         self._batch_env_ids = np.arange(self._env_num, dtype=np.int64)  # every step_batch's env ids (read-only)
         self._batch_env_ids.flags.writeable = False
@@ -142,11 +145,11 @@ class PoolEngine(NoWorkers):
         dtypes = dict(zip(action_keys, (spec[0] for spec in pool._spec._action_spec), strict=True))
         self._action_dtype = action_dtype(self.task.env_spaces.action, dtypes.get("action"))
         self._seeded_pool = True
-        self._stepping, self._resetting, self._received = set(), set(), {}
+        self._stepping, self._resetting, self._received, self._held = set(), set(), {}, {}
 
     def close(self) -> None:
         pool, self.pool = self.pool, None
-        self._stepping, self._resetting, self._received = set(), set(), {}
+        self._stepping, self._resetting, self._received, self._held = set(), set(), {}, {}
         if pool is not None:
             pool.close()
 
@@ -174,6 +177,7 @@ class PoolEngine(NoWorkers):
         ledger.resetting(env_ids)
         for env_id in env_ids:
             ledger.drop_obs(env_id)
+            self._held.pop(env_id, None)  # a reset from outside recv: its ended step is not returned
         self._resetting.update(env_ids)
         self.pool._reset(np.asarray(env_ids, dtype=np.int32))  # envpool's non-blocking reset of these envs
         if not self._partial or every:
@@ -329,11 +333,33 @@ class PoolEngine(NoWorkers):
     def receive(
         self, pending: Mapping[int, Any], wanted: int, timeout: float | None, *, as_batch: bool = False
     ) -> dict[int, BaseEnvTimestep]:
-        while sum(env_id in self._received for env_id in pending) < wanted and (self._stepping or self._resetting):
-            self._receive_batch()
-        timesteps = {env_id: self._received.pop(env_id) for env_id in list(pending) if env_id in self._received}
-        self._account(timesteps)
-        return timesteps
+        """``recv``'s results: in an asynchronous pool, an env whose episode ended is returned once its reset is
+        back, so every env ``recv`` returns takes an action at once (its ready observation is the new episode's
+        first, as with every manager), as in envpool's own asynchronous loop."""
+        out: dict[int, BaseEnvTimestep] = {}
+        while True:
+            while self._arrived(pending) < wanted - len(out) and (self._stepping or self._resetting):
+                self._receive_batch()
+            timesteps = {env_id: self._received.pop(env_id) for env_id in list(pending) if env_id in self._received}
+            self._account(timesteps)
+            if not self._partial:
+                return timesteps
+            resetting, held = self._resetting, self._held
+            for env_id in [env_id for env_id in timesteps if env_id in resetting]:
+                held[env_id] = timesteps.pop(env_id)  # accounted now; returned when its first observation is back
+            out.update((env_id, held.pop(env_id)) for env_id in list(held) if self._back(env_id, pending))
+            out.update(timesteps)
+            if len(out) >= wanted or not (self._stepping or self._resetting):
+                return out
+
+    def _back(self, env_id: int, pending: Mapping[int, Any]) -> bool:
+        """Whether a held ended step of ``pending`` can be returned: its env's reset is back."""
+        return env_id in pending and env_id not in self._resetting
+
+    def _arrived(self, pending: Mapping[int, Any]) -> int:
+        """How many of ``pending`` ``receive`` can return now."""
+        received, held = self._received, self._held
+        return sum(env_id in received or (env_id in held and self._back(env_id, pending)) for env_id in pending)
 
     # ----- the pool's traffic ---------------------------------------------------------------------------------
     def _send(self, rows: np.ndarray, env_ids: np.ndarray) -> None:

@@ -36,8 +36,15 @@ def info_rows(columns: Columns, rows: int) -> list[dict[str, Any]]:
     >>> info_rows([(InfoColumn(('ram',), 0), np.array([[1, 2], [3, 4]], dtype=np.uint8))], 2)[1]['ram']
     array([3, 4], dtype=uint8)
     """
-    infos: list[dict[str, Any]] = [{} for _ in range(rows)]
+    top = [(column.path[0], values) for column, values in columns if len(column.path) == 1]
+    if top:  # one dict per row from the top-level columns at once, then the nested ones
+        keys = [key for key, _ in top]
+        infos = [dict(zip(keys, row, strict=True)) for row in zip(*(_row_values(v) for _, v in top), strict=True)]
+    else:
+        infos = [{} for _ in range(rows)]
     for column, values in columns:
+        if len(column.path) == 1:
+            continue
         path, last = column.path[:-1], column.path[-1]
         for info, value in zip(infos, _row_values(values), strict=True):
             for key in path:

@@ -18,10 +18,12 @@ By default the pool returns every env it is sent (envpool's synchronous mode). W
 each ``step`` sends the given envs and returns the first ``batch_size`` results to come back (others
 stay in the pool, out of ``ready_obs``, and return in a later step; ``step({})`` when none is ready
 takes the next batch), and an ended episode's reset is sent at once, its first observation joining
-``ready_obs`` when it arrives. Enough envs must be in the pool for a batch (else an error says so),
-so give an asynchronous pool to collectors, not to evaluators that stop envs after ``episode_num``
-episodes. Not offered, and refused with the reason: reset keyword arguments, videos
-(``enable_save_replay``), env method calls and ``env_ref`` (the envs are C++ objects).
+``ready_obs`` when it arrives (``recv`` returns the ended episode's last step once that reset is
+back, so every env ``recv`` returns takes an action at once, as in envpool's own asynchronous loop).
+Enough envs must be in the pool for a batch (else an error says so), so give an asynchronous pool to
+collectors, not to evaluators that stop envs after ``episode_num`` episodes. Not offered, and refused
+with the reason: reset keyword arguments, videos (``enable_save_replay``), env method calls and
+``env_ref`` (the envs are C++ objects).
 
 Example:
     >>> manager = EnvPoolEnvManager({'env_id': 'CartPole-v1', 'env_num': 2, 'episode_num': 1})
