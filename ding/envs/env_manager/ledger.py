@@ -10,6 +10,7 @@ error raised when the call ends). The semantics are described in :mod:`~ding.env
 from __future__ import annotations
 
 import enum
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
@@ -69,6 +70,8 @@ class EnvLedger:
         self._ready_view = MappingProxyType(self._ready)
         self._away: set[int] = set()  # envs in flight: their observation is not offered for an action
         self._episodes = dict.fromkeys(range(env_num), 0)
+        self._within: np.ndarray | None = None  # resets_within_step, until an episode count changes
+        self._within_rules: tuple[bool, float] = (True, math.inf)  # the settings _within was made for
         self._failures: dict[int, int] = {}  # env id -> consecutive failed attempts
         self._fatal: list[EnvManagerError] = []  # failures past max_retry, raised when the call ends
         self._action_check: Converter | None = None
@@ -81,6 +84,7 @@ class EnvLedger:
         """A launch: every env ``INIT``, no episode played, no failure, nothing ready or in flight."""
         self._states.update(dict.fromkeys(self._states, EnvState.INIT))
         self._episodes.update(dict.fromkeys(self._episodes, 0))
+        self._within = None
         self._failures.clear()
         self._fatal.clear()
         self._ready.clear()
@@ -284,6 +288,7 @@ class EnvLedger:
         abnormal = timestep.info.get("abnormal", False)
         if first is not NOT_RESET and not abnormal:
             self._episodes[env_id] += 1
+            self._within = None
             self._ready[env_id] = first
             self._states[env_id] = EnvState.RUN
             return False
@@ -292,6 +297,7 @@ class EnvLedger:
             return False  # failed past max_retry: waits for reset()
         if not abnormal:
             self._episodes[env_id] += 1
+            self._within = None
         if self._episodes[env_id] >= self._settings.episode_num:
             self._states[env_id] = EnvState.DONE
             return False
@@ -302,7 +308,14 @@ class EnvLedger:
 
     def resets_within_step(self) -> np.ndarray:
         """Per env, 1 where an episode ending in the next step is to be followed by a reset within that step."""
-        if not self._settings.auto_reset:
-            return np.zeros(self.env_num, dtype=np.int64)
-        counts = np.fromiter(self._episodes.values(), dtype=np.float64, count=self.env_num)
-        return (counts + 1 < self._settings.episode_num).astype(np.int64)
+        settings = self._settings
+        rules = (settings.auto_reset, settings.episode_num)  # settings a DI-engine attribute may change
+        if self._within is None or self._within_rules != rules:
+            if not settings.auto_reset:
+                within = np.zeros(self.env_num, dtype=np.int64)
+            else:
+                counts = np.fromiter(self._episodes.values(), dtype=np.float64, count=self.env_num)
+                within = (counts + 1 < settings.episode_num).astype(np.int64)
+            within.flags.writeable = False
+            self._within, self._within_rules = within, rules
+        return self._within

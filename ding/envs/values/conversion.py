@@ -88,6 +88,44 @@ def within_bounds(space: spaces.Space[Any], values: np.ndarray) -> bool:
     return bounds is not None and _inside(values, *bounds, _finite(*bounds))
 
 
+def bounds_check(space: spaces.Space[Any]) -> Callable[[np.ndarray], bool]:
+    """:func:`within_bounds` for one space, its bounds worked out once: for checking many batches of actions.
+
+    >>> check = bounds_check(spaces.Discrete(3))
+    >>> check(np.array([0, 2])), check(np.array([0, 3])), check(np.array([-1, 0])), check(np.array([0.0, 1.0]))
+    (True, False, False, True)
+    """
+    bounds = action_bounds(space)
+    if bounds is None:
+        return lambda values: False
+    low, high = bounds
+    finite = _finite(low, high)
+    if isinstance(space, spaces.Discrete) and space.start == 0:
+        count = int(space.n)
+
+        def discrete(values: np.ndarray) -> bool:
+            if values.dtype.kind in "iu" and values.size:
+                return integers_below(values, count)
+            return _inside(values, low, high, finite)
+
+        return discrete
+    return lambda values: _inside(values, low, high, finite)
+
+
+UNSIGNED = {size: np.dtype(f"u{size}") for size in (1, 2, 4, 8)}
+"""The unsigned integer dtype of each integer size."""
+
+
+def integers_below(values: np.ndarray, count: int) -> bool:
+    """Whether every integer in ``values`` is in ``[0, count)``, with one reduction: read as unsigned, a negative
+    integer is above every count.
+
+    >>> integers_below(np.array([0, 2]), 3), integers_below(np.array([0, -1]), 3)
+    (True, False)
+    """
+    return int(np.maximum.reduce(values.view(UNSIGNED[values.dtype.itemsize]), axis=None)) < count
+
+
 def _finite(low: np.ndarray, high: np.ndarray) -> bool:
     return bool(np.isfinite(low).all() and np.isfinite(high).all())
 

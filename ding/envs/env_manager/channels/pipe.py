@@ -16,7 +16,7 @@ import multiprocessing
 import os
 import pickle
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from multiprocessing import connection
 from multiprocessing.connection import Connection
 from typing import Any, Protocol
@@ -25,7 +25,7 @@ from ding.envs.env_manager.core.channel import Reply, WorkerSetup
 from ding.envs.env_manager.core.codec import TRUSTED, Codec
 from ding.envs.env_manager.core.commands import Command, CommandKind
 from ding.envs.env_manager.core.failure import Failure
-from ding.envs.env_manager.core.spin import SpinBudget, spin_until
+from ding.envs.env_manager.core.spin import SpinBudget, readable, spin_until
 from ding.envs.env_manager.core.worker import worker_main
 
 CLOSE_GRACE = 2.0
@@ -133,6 +133,7 @@ class PipeChannel:
     def __init__(self, placement: PipePlacement) -> None:
         self.placement = placement
         self.handles: list[WorkerHandle | None] = []
+        self._checks: dict[int, tuple[Connection, Callable[[], bool]]] = {}  # each worker's answer check
 
     def open(self, group_count: int) -> None:
         if len(self.handles) != group_count:
@@ -210,10 +211,11 @@ class PipeChannel:
         pre_block = spin.pre_block()
         if pre_block > 0.0:  # a long wait: sleep through most of it, then spin for the answer
             connection.wait(list(pending.values()), pre_block)
+        checks = {w: self._readable(w, conn) for w, conn in pending.items()}
 
         def poll() -> bool:
             for w, conn in list(pending.items()):
-                if conn.poll():
+                if checks[w]():
                     try:
                         results[w] = conn.recv_bytes()
                     except (EOFError, OSError):
@@ -223,7 +225,15 @@ class PipeChannel:
 
         spin_until(poll, spin.window())
 
+    def _readable(self, w: int, conn: Connection) -> Callable[[], bool]:
+        """Worker ``w``'s check for an answer on ``conn``, made once per connection."""
+        found = self._checks.get(w)
+        if found is None or found[0] is not conn:
+            found = self._checks[w] = (conn, readable(conn))
+        return found[1]
+
     def stop(self, w: int) -> None:
+        self._checks.pop(w, None)
         handle = self.handles[w] if w < len(self.handles) else None
         if handle is None:
             return
@@ -240,6 +250,7 @@ class PipeChannel:
             self.placement.finish(handles, time.monotonic() + CLOSE_GRACE)
         finally:
             self.handles = [None] * len(self.handles)
+            self._checks.clear()
             self.placement.close()
 
     def pids(self) -> list[int | None]:

@@ -48,7 +48,7 @@ from ding.envs.env_manager.engine import Engine, EngineFactory, EngineParts
 from ding.envs.env_manager.ledger import NOT_RESET
 from ding.envs.env_manager.settings import MANAGER_CONFIG, ManagerSettings
 from ding.envs.probe import probe_spaces
-from ding.envs.values.conversion import within_bounds
+from ding.envs.values.conversion import bounds_check
 from ding.envs.values.spaces import EnvSpaces
 from ding.envs.values.timestep import BaseEnvTimestep
 from ding.errors import EnvManagerError
@@ -105,6 +105,9 @@ class BatchCore:
         partial = parts.partial_batches and settings.wait_num not in (None, math.inf)
         self._flight = InFlight(self._link, groups, settings, partial)
         self._workers = Workers(parts, groups, self._link, self._flight)
+        self._bounds_check: tuple[Any, Callable[[np.ndarray], bool]] | None = None  # the action space's, made once
+        self._all_env_ids = np.arange(len(parts.env_fns), dtype=np.int64)  # a whole batch's env ids (read-only)
+        self._all_env_ids.flags.writeable = False
 
     # ----- lifecycle -----------------------------------------------------------------------------
     def probe_spaces(self) -> EnvSpaces | None:
@@ -279,7 +282,7 @@ class BatchCore:
         workers = range(len(self.groups))
         seq = link.number_step(workers)
         shared = step_message(seq) if buffers.layout.shared else None
-        for w in workers:
+        for w in reversed(workers):  # group 0 last: with step_in_caller it is the caller's, stepped when received
             fault = link.send(w, shared or self.step_message(w, seq))
             if fault is not None:
                 faults[w] = fault
@@ -304,7 +307,10 @@ class BatchCore:
             arr = arr.reshape(expected)
         if np.dtype(space.dtype).kind in "iu" and arr.dtype.kind not in "iub":
             raise TypeError(f"step_batch() actions have dtype {arr.dtype}; {space} takes integers")
-        if within_bounds(space, arr):
+        check = self._bounds_check
+        if check is None or check[0] is not space:
+            check = self._bounds_check = (space, bounds_check(space))
+        if check[1](arr):
             return arr
         env_num = self._ledger.env_num
         checked = self._ledger.accept_action_rows(list(range(env_num)), arr)  # names the env and value, or clips
@@ -339,7 +345,8 @@ class BatchCore:
         rows = read_rows(buffers, results.observation_space, env_ids, copy=self._settings.copy_on_get)
         ready = ledger.ready_view
         final_obs = {}
-        for j in np.flatnonzero(rows.done).tolist():
+        ended = rows.done.nonzero()[0].tolist()
+        for j in ended:
             env_id = env_ids[j]
             timestep = results.timestep(env_id, infos.get(env_id, {}))
             final_obs[env_id] = timestep.obs
@@ -349,7 +356,9 @@ class BatchCore:
                 rows.set_row(j, timestep.obs, layout.obs_paths)
             elif not rows.reset[j]:  # reset here, after the step: the row shows the new first observation
                 rows.set_row(j, ready[env_id], layout.obs_paths)
-        ledger.stepped({env_ids[j]: rows.row(j) for j in np.flatnonzero(~rows.done).tolist()})
+        going = range(len(env_ids)) if not ended else (~rows.done).nonzero()[0].tolist()
+        ledger.stepped({env_ids[j]: rows.row(j) for j in going})
+        whole = len(env_ids) == len(self._all_env_ids)  # every env, in order (step_batch)
         return BatchTimestep(
             obs=rows.obs,
             reward=rows.reward,
@@ -358,7 +367,7 @@ class BatchCore:
             truncated=rows.truncated,
             info=[infos.get(i, {}) for i in env_ids],
             final_obs=final_obs,
-            env_ids=np.asarray(env_ids, dtype=np.int64),
+            env_ids=self._all_env_ids if whole else np.asarray(env_ids, dtype=np.int64),
         )
 
     # ----- partial batches -----------------------------------------------------------------------

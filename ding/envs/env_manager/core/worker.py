@@ -47,7 +47,7 @@ from ding.envs.env_manager.core.shm import (
     BufferLayout,
     SharedBuffers,
 )
-from ding.envs.env_manager.core.spin import SpinBudget, spin_until
+from ding.envs.env_manager.core.spin import SpinBudget, readable, spin_until
 from ding.envs.env_manager.env_fn import build_env
 from ding.envs.env_manager.fanout import describe_attribute
 from ding.envs.env_manager.settings import seed_env
@@ -413,9 +413,10 @@ def serve_connection(
         if not worker.started:  # a constructor failed: its failure was the startup reply
             return
         budget = SpinBudget(spin_limit)
+        has_message = readable(conn)
         while True:
             idle_since = time.perf_counter()
-            spin_until(conn.poll, budget.window())
+            spin_until(has_message, budget.window())
             message = conn.recv_bytes()
             if is_step(message):
                 budget.observe(time.perf_counter() - idle_since)

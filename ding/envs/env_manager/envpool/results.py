@@ -16,12 +16,10 @@ import numpy as np
 from gymnasium import spaces
 
 from ding.envs.env_manager.envpool.infos import InfoColumn
-from ding.envs.values.conversion import within_bounds
+from ding.envs.values.conversion import integers_below, within_bounds
 
 RAW_ACTION_KEYS = frozenset({"env_id", "players.env_id", "action"})
 """The action keys of a one-player task with one action array: those ding sends through ``_send`` directly."""
-UNSIGNED = {size: np.dtype(f"u{size}") for size in (1, 2, 4, 8)}
-"""The unsigned integer dtype of each integer size (a Discrete action's range is checked as unsigned)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -163,7 +161,7 @@ def valid_action_rows(actions: Any, space: spaces.Space[Any], env_num: int, dtyp
     if isinstance(space, spaces.Discrete):
         if rows.shape != (env_num,) or rows.dtype.kind not in "iu" or space.start != 0:
             return None
-        if int(np.maximum.reduce(rows.view(UNSIGNED[rows.dtype.itemsize]))) >= int(space.n):
+        if not integers_below(rows, int(space.n)):
             return None
         return rows.astype(dtype, copy=False)
     if rows.shape != (env_num, *(space.shape or ())) or not within_bounds(space, rows):
