@@ -19,7 +19,7 @@ from ding.entry.bench_candidates import candidates
 from ding.entry.bench_choice import recommend, result_table
 from ding.entry.bench_measure import measure
 from ding.entry.bench_write import checked_target, write_choice
-from ding.envs.from_config import role_env_fns
+from ding.envs.from_config import role_env_fns, role_manager_config
 from ding.errors import ConfigError
 
 DEFAULT_SECONDS = 30.0
@@ -67,11 +67,12 @@ def bench_config(
     main_config, create_config = read_config(config_path)
     cfg = compile_config(main_config, create_config, require_policy=False)
     env_fns = role_env_fns(cfg.env, "collector")
+    manager = role_manager_config(cfg.env, "collector")
     cores = len(os.sched_getaffinity(0))
-    found, skipped = candidates(len(env_fns), cores, cfg.env.manager)
+    found, skipped = candidates(len(env_fns), cores, manager)
     if log is not None:
         log(f"measuring {len(found)} manager configurations for {len(env_fns)} envs on {cores} cores, ~{seconds:g} s")
-    measurement = measure(env_fns, found, cfg.env.manager, seconds, int(cfg.seed), log=log)
+    measurement = measure(env_fns, found, manager, seconds, int(cfg.seed), log=log)
     choice = recommend(measurement.results)
     settings = dict(choice.chosen.candidate.settings)
     lines = [

@@ -19,7 +19,7 @@ from ding.config import compile_config
 from ding.envs.base_env import as_action_array
 from ding.envs.checks.space_check import CheckedEnvFn, Finding, FindingLog, merge_findings
 from ding.envs.env_manager import create_env_manager
-from ding.envs.from_config import env_class
+from ding.envs.from_config import env_class, role_manager_config
 from ding.errors import DingError
 
 DEFAULT_CHECK_STEPS = 1000
@@ -97,7 +97,7 @@ def check_config(main_config: Mapping[str, Any], create_config: Mapping[str, Any
     delivered_where = f"delivered by the {manager_type} manager"
     problems: list[str] = []
     env_steps = episodes = 0
-    manager = create_env_manager(dict(cfg.env.manager), env_fns)
+    manager = create_env_manager(role_manager_config(cfg.env, "collector"), env_fns)
     try:
         manager.seed(int(cfg.seed))
         manager.launch()

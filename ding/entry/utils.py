@@ -18,7 +18,7 @@ from ding.config.experiment import experiment_name as experiment_name
 from ding.config.policy_registry import POLICY_REGISTRY, learns_on_policy
 from ding.config.sections import component_names, resolve_components
 from ding.envs.env_manager import BaseEnvManager, create_env_manager
-from ding.envs.from_config import role_env_fns
+from ding.envs.from_config import role_env_fns, role_manager_config
 from ding.envs.values.seeding import role_seeds
 from ding.errors import ConfigError, UnknownNameError
 from ding.utils import set_pkg_seed as set_pkg_seed
@@ -138,13 +138,12 @@ def create_env_managers(
     and ``cfg.env.manager``)."""
     collector_fns = role_env_fns(cfg.env, "collector") if collect else None
     evaluator_fns = role_env_fns(cfg.env, "evaluator") if evaluate else None
-    manager_cfg = dict(cfg.env.manager)
     collector = evaluator = None
     try:
         if collector_fns is not None:
-            collector = create_env_manager(manager_cfg, collector_fns)
+            collector = create_env_manager(role_manager_config(cfg.env, "collector"), collector_fns)
         if evaluator_fns is not None:
-            evaluator = create_env_manager(manager_cfg, evaluator_fns)
+            evaluator = create_env_manager(role_manager_config(cfg.env, "evaluator"), evaluator_fns)
     except BaseException:
         if collector is not None:
             collector.close()

@@ -51,6 +51,12 @@ COMMON_ENV_CONFIG: dict[str, Any] = {
     "collector_env_num": count(8, high=MAX_ENV_NUM, note="envs collecting samples"),
     "evaluator_env_num": count(5, high=MAX_ENV_NUM, note="envs playing evaluation episodes"),
     "n_evaluator_episode": count(5),
+    "collector_batch_size": optional(
+        count(), note="the envpool manager's pool batch for the collector (DI-engine's key; None: every env)"
+    ),
+    "evaluator_batch_size": optional(
+        count(), note="the envpool manager's pool batch for the evaluator (DI-engine's key; None: every env)"
+    ),
     "stop_value": optional(
         satisfying("a number other than NaN", lambda v: conforms(float, v) and v == v),
         note="the mean evaluation return that ends training; None: none does",

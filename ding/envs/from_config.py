@@ -111,6 +111,37 @@ def role_env_fns(env_cfg: Mapping[str, Any], role: str) -> list[Callable[[], Bas
     return [functools.partial(cls, cfg=cfg) for cfg in configs]
 
 
+def role_manager_config(env_cfg: Mapping[str, Any], role: str) -> dict[str, Any]:
+    """The manager config of a run's ``role``: ``env.manager``, with DI-engine's ``env.<role>_batch_size`` as the
+    envpool pool's batch (``options.batch_size``; below the role's env count the pool is asynchronous). The key is
+    refused for a manager with no pool, and where it disagrees with ``options.batch_size``.
+
+    >>> env = {'manager': {'type': 'envpool', 'env_id': 'CartPole-v1'}, 'collector_batch_size': 8}
+    >>> role_manager_config(env, 'collector')['options'], role_manager_config(env, 'evaluator').get('options')
+    ({'batch_size': 8}, None)
+    """
+    if role not in ("collector", "evaluator"):
+        raise ValueError(f"role must be 'collector' or 'evaluator', got {role!r}")
+    manager = dict(env_cfg.get("manager") or {})
+    key = f"{role}_batch_size"
+    batch = env_cfg.get(key)
+    if batch is None:
+        return manager
+    kind = manager.get("type", "base")
+    if kind not in ("envpool", "env_pool"):
+        raise ConfigError(
+            f"env.{key} is {batch!r}, but it sets the batch of an envpool pool and env_manager.type is {kind!r}: "
+            "remove it, or use the envpool manager (other managers return partial batches with wait_num)"
+        )
+    options = dict(manager.get("options") or {})
+    if options.get("batch_size", batch) != batch:
+        raise ConfigError(
+            f"env.{key} is {batch!r} and env.manager.options.batch_size is {options['batch_size']!r}: set one of them"
+        )
+    manager["options"] = {**options, "batch_size": batch}
+    return manager
+
+
 def with_config_chain(env_cls: type[BaseEnv], env_cfg: Mapping[str, Any]) -> type[BaseEnv]:
     """The class that builds ``env_cls`` with the chain ``env_cfg.env_wrapper`` applied.
 
@@ -320,4 +351,12 @@ def _overrides(env: BaseEnv, name: str) -> bool:
     return getattr(type(env), name, None) is not getattr(BaseEnv, name)
 
 
-__all__ = ["BaseEnvAsGymnasium", "ChainedEnv", "one_reward", "role_env_fns", "why_no_chain", "with_config_chain"]
+__all__ = [
+    "BaseEnvAsGymnasium",
+    "ChainedEnv",
+    "one_reward",
+    "role_env_fns",
+    "role_manager_config",
+    "why_no_chain",
+    "with_config_chain",
+]

@@ -10,6 +10,8 @@ import pytest
 
 envpool = pytest.importorskip("envpool")
 
+from ding.config import compile_config, read_config  # noqa: E402
+from ding.entry.utils import create_env_managers  # noqa: E402
 from ding.envs.env_manager import (  # noqa: E402
     EnvPoolEnvManager,
     EnvState,
@@ -23,6 +25,7 @@ from ding.envs.env_manager.envpool.results import PoolBatch, PoolLayout  # noqa:
 from ding.envs.env_manager.envpool.spec import quiet_box_casts  # noqa: E402
 from ding.envs.env_manager.envpool_env_manager import PoolEnvManager  # noqa: E402
 from ding.envs.env_manager.no_workers import NoWorkers  # noqa: E402
+from ding.envs.from_config import role_manager_config  # noqa: E402
 from ding.errors import ConfigError, EnvManagerError  # noqa: E402
 from dizoo.classic_control.cartpole.envs import CartPoleEnv  # noqa: E402
 from tests.ding_cli import run_ding  # noqa: E402
@@ -532,3 +535,50 @@ def test_ding_serial_trains_cartpole_on_an_envpool_manager(tmp_path: pathlib.Pat
     result = run_ding("-m", "serial", "-c", str(config), "--env-step", "20000", cwd=tmp_path, timeout=600)
     assert result.returncode == 0, result.stderr[-2000:]
     assert "reached stop_value 195" in result.stdout
+
+
+ASYNC_COLLECTOR_CONFIG = CONFIG.replace(
+    "env=dict(collector_env_num=4, evaluator_env_num=2,",
+    "env=dict(collector_env_num=16, collector_batch_size=8, evaluator_env_num=2,",
+)
+
+
+def test_di_engines_collector_batch_size_makes_the_collectors_pool_asynchronous(tmp_path: pathlib.Path) -> None:
+    """DI-engine's envpool configs give the pool batch per role (``env.collector_batch_size``): the collector's pool
+    returns 8 of its 16 envs per step while the evaluator's stays synchronous, and ``ding -m serial`` trains on it."""
+    assert "collector_batch_size=8" in ASYNC_COLLECTOR_CONFIG
+    config = tmp_path / "cartpole_dqn_envpool_async_config.py"
+    config.write_text(ASYNC_COLLECTOR_CONFIG)
+    cfg = compile_config(*read_config(config))
+    collector, evaluator = create_env_managers(cfg)
+    assert collector is not None and evaluator is not None
+    try:
+        assert collector.partial_batches and not evaluator.partial_batches
+        collector.seed(0)
+        collector.launch()
+        assert len(collector.step({i: 0 for i in collector.ready_obs_id})) == 8
+    finally:
+        collector.close()
+        evaluator.close()
+    result = run_ding("-m", "serial", "-c", str(config), "--env-step", "600", cwd=tmp_path, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "env step" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        (
+            {"manager": {"type": "base"}, "collector_batch_size": 4},
+            r"env.collector_batch_size is 4, but it sets the batch of an envpool pool and env_manager.type is 'base'",
+        ),
+        (
+            {"manager": {"type": "envpool", "options": {"batch_size": 2}}, "evaluator_batch_size": 4},
+            r"env.evaluator_batch_size is 4 and env.manager.options.batch_size is 2: set one of them",
+        ),
+    ],
+)
+def test_a_role_batch_size_is_refused_where_it_cannot_apply(env: dict[str, object], message: str) -> None:
+    role = "collector" if "collector_batch_size" in env else "evaluator"
+    with pytest.raises(ConfigError, match=message):
+        role_manager_config(env, role)
