@@ -129,8 +129,14 @@ LOST = {
 """What a lost episode's error says: the actor, its envs and its node (``ray``), or the worker whose link closed."""
 
 
-def doomed_node(cluster: RayNetnsCluster, resource: str) -> RayNode:
-    return cluster.add_node(f"d{len(cluster.nodes)}", resources={resource: 100})
+def launch_on_a_doomed_node(
+    cluster: RayNetnsCluster, transport: str, resource: str, runs: list[LostNodeRun]
+) -> tuple[RayNode, LostNodeRun, dict[str, Any]]:
+    """A node offering ``resource``, a trainer whose actors need it, and the trainer's first report."""
+    doomed = cluster.add_node(f"d{len(cluster.nodes)}", resources={resource: 100})
+    run = LostNodeRun(cluster, transport, resource)
+    runs.append(run)
+    return doomed, run, run.next_event()
 
 
 @pytest.mark.slow
@@ -139,10 +145,7 @@ def test_a_lost_nodes_envs_end_abnormally_and_restart_on_a_node_that_remains(
     cluster: RayNetnsCluster, transport: str, lost_node_runs: list[LostNodeRun]
 ) -> None:
     resource = f"lossy_{transport}"
-    doomed = doomed_node(cluster, resource)
-    run = LostNodeRun(cluster, transport, resource)
-    lost_node_runs.append(run)
-    launched = run.next_event()
+    doomed, run, launched = launch_on_a_doomed_node(cluster, transport, resource, lost_node_runs)
     assert launched["event"] == "launched" and launched["namespaces"] == [doomed.namespace] * 2
     spare = cluster.add_node(f"s{len(cluster.nodes)}", resources={resource: 100})  # joins while the trainer steps
     cluster.kill_node(doomed)
@@ -166,10 +169,8 @@ def test_a_lost_node_that_no_other_node_can_replace_fails_the_run_clearly(
     cluster: RayNetnsCluster, transport: str, lost_node_runs: list[LostNodeRun]
 ) -> None:
     resource = f"alone_{transport}"
-    doomed = doomed_node(cluster, resource)
-    run = LostNodeRun(cluster, transport, resource)
-    lost_node_runs.append(run)
-    assert run.next_event()["event"] == "launched"
+    doomed, run, launched = launch_on_a_doomed_node(cluster, transport, resource, lost_node_runs)
+    assert launched["event"] == "launched"
     cluster.kill_node(doomed)
     report = run.finish()
     assert report["event"] == "failed", report
