@@ -133,6 +133,12 @@ def role_manager_config(env_cfg: Mapping[str, Any], role: str) -> dict[str, Any]
             f"env.{key} is {batch!r}, but it sets the batch of an envpool pool and env_manager.type is {kind!r}: "
             "remove it, or use the envpool manager (other managers return partial batches with wait_num)"
         )
+    envs = env_cfg.get(f"{role}_env_num")
+    if isinstance(envs, int) and (batch > envs or envs % batch):
+        raise ConfigError(
+            f"env.{key} is {batch!r}, but the pool's batch must divide env.{role}_env_num ({envs}): the pool "
+            f"returns that many of its envs each step"
+        )
     options = dict(manager.get("options") or {})
     if options.get("batch_size", batch) != batch:
         raise ConfigError(

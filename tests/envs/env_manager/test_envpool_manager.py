@@ -576,6 +576,10 @@ def test_di_engines_collector_batch_size_makes_the_collectors_pool_asynchronous(
             {"manager": {"type": "envpool", "options": {"batch_size": 2}}, "evaluator_batch_size": 4},
             r"env.evaluator_batch_size is 4 and env.manager.options.batch_size is 2: set one of them",
         ),
+        (
+            {"manager": {"type": "envpool"}, "collector_env_num": 8, "collector_batch_size": 3},
+            r"env.collector_batch_size is 3, but the pool's batch must divide env.collector_env_num \(8\)",
+        ),
     ],
 )
 def test_a_role_batch_size_is_refused_where_it_cannot_apply(env: dict[str, object], message: str) -> None:
