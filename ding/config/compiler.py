@@ -94,6 +94,7 @@ def compile_config(
     if env_spaces is not None:
         fill = fill_agent_shapes if policy_cfg.get("multi_agent") else fill_model_shapes
         policy_cfg = fill(policy_cfg, env_spaces, str(env_cfg["type"]))
+        _check_action_kind(policy_cfg, env_spaces, str(env_cfg["type"]))
     compiled = {
         "exp_name": _exp_name(exp_name if exp_name is not None else main_config.get("exp_name")),
         "seed": seed_of(seed if seed is not None else main_config.get("seed")),
@@ -102,6 +103,24 @@ def compile_config(
     }
     assert tuple(compiled) == TOP_LEVEL_KEYS, "every top-level section must be compiled"
     return EasyDict(compiled)
+
+
+def _check_action_kind(policy_cfg: Mapping[str, Any], env_spaces: EnvSpaces, env_type: str) -> None:
+    """Refuse a policy whose actions are of another kind than the env's (SAC's ``Box`` on a ``Discrete`` env)."""
+    policy_type = policy_cfg.get("type")
+    if policy_type is None or policy_type not in POLICY_REGISTRY:
+        return
+    action_kinds = getattr(POLICY_REGISTRY.get(policy_type), "action_kinds", None)  # ding's Policy has it
+    kinds = action_kinds(policy_cfg) if action_kinds is not None else None
+    if kinds is None or isinstance(env_spaces.action, kinds):
+        return
+    names = " or ".join(kind.__name__ for kind in kinds)
+    space = env_spaces.action
+    kind = next(c for c in type(space).__mro__ if c.__module__.startswith("gymnasium.spaces"))  # Box for ClippedBox
+    raise ConfigError(
+        f"policy {policy_type!r} takes {names} actions, but env {env_type!r} acts in {space}: "
+        f"choose a policy for {kind.__name__} actions, or configure the env for {names} ones"
+    )
 
 
 def _compile_env(

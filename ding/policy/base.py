@@ -124,6 +124,12 @@ class Policy(ABC):
         return MODEL_SPEC_KEYS
 
     @classmethod
+    def action_kinds(cls, cfg: Mapping[str, Any]) -> tuple[type, ...] | None:
+        """The gymnasium space classes whose actions the policy configured by ``cfg`` takes (None: any); the config
+        is refused for an env whose action space is none of them."""
+        return None
+
+    @classmethod
     def nstep_rule_of(cls, cfg: Mapping[str, Any]) -> NStepRule | None:
         """The n-step rule by which the policy's ``get_train_sample`` builds samples for the merged config ``cfg``.
 

@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 import torch.nn.functional as F
+from gymnasium import spaces
 from torch import nn
 
 from ding.config.policy_registry import POLICY_REGISTRY
@@ -77,6 +78,11 @@ class DiscreteSACPolicy(SoftActorCritic):
         "eval": evaluator_section(eval_freq=5000),
         "other": {"eps": eps_section(0.95, 0.1, 50000), "replay_buffer": replay_buffer_section(1000000)},
     }
+
+    @classmethod
+    def action_kinds(cls, cfg: Mapping[str, Any]) -> tuple[type, ...]:
+        """A categorical actor over ``Discrete(n)``."""
+        return (spaces.Discrete,)
 
     def __init__(self, cfg: Mapping[str, Any] | None = None, model: nn.Module | None = None, seed: int = 0) -> None:
         super().__init__(cfg, model, seed)

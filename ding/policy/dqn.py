@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 from easydict import EasyDict
+from gymnasium import spaces
 from torch import nn
 
 from ding.config.policy_registry import POLICY_REGISTRY
@@ -91,6 +92,11 @@ class DQNPolicy(Policy):
             "replay_buffer": {**replay_buffer_section(10000), **PRIORITY_KEYS},
         },
     }
+
+    @classmethod
+    def action_kinds(cls, cfg: Mapping[str, Any]) -> tuple[type, ...]:
+        """DQN's Q-network scores each of ``Discrete(n)``'s actions."""
+        return (spaces.Discrete,)
 
     def __init__(self, cfg: Mapping[str, Any] | None = None, model: nn.Module | None = None, seed: int = 0) -> None:
         super().__init__(cfg)

@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 from easydict import EasyDict
+from gymnasium import spaces
 from torch import nn
 
 from ding.config.policy_registry import POLICY_REGISTRY
@@ -144,6 +145,14 @@ class PPOPolicy(Policy):
         "action_space": MODEL_ACTION_SPACE,
     }
     """The model defaults with ``multi_agent`` (DI-engine's ``mavac``)."""
+
+    @classmethod
+    def action_kinds(cls, cfg: Mapping[str, Any]) -> tuple[type, ...] | None:
+        """A categorical actor over ``Discrete(n)`` (``action_space='discrete'``) or a Gaussian over a ``Box``
+        (``'continuous'``); a multi-agent section's spaces are checked per agent."""
+        if cfg.get("multi_agent"):
+            return None
+        return (spaces.Box,) if cfg.get("action_space") == "continuous" else (spaces.Discrete,)
 
     @classmethod
     def declared_for(cls, user: Mapping[str, Any]) -> dict[str, Any]:

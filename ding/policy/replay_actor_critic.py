@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 import torch.nn.functional as F
+from gymnasium import spaces
 from torch import nn
 
 from ding.policy.base import Policy
@@ -37,6 +38,11 @@ class ReplayActorCritic(Policy):
     actor_rate_key: ClassVar[str] = "learning_rate_policy"
     rate_stats: ClassVar[tuple[str, str]] = ("cur_lr_q", "cur_lr_p")
     """The names the critic's and the actor's learning rates are logged under."""
+
+    @classmethod
+    def action_kinds(cls, cfg: Mapping[str, Any]) -> tuple[type, ...]:
+        """A deterministic actor over a ``Box``."""
+        return (spaces.Box,)
 
     def __init__(self, cfg: Mapping[str, Any] | None = None, model: nn.Module | None = None, seed: int = 0) -> None:
         super().__init__(cfg)

@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 import torch
+from gymnasium import spaces
 from torch import nn
 
 from ding.config.policy_registry import POLICY_REGISTRY
@@ -74,6 +75,11 @@ class SACPolicy(SoftActorCritic):
         "eval": evaluator_section(eval_freq=5000),
         "other": {"replay_buffer": replay_buffer_section(1000000)},
     }
+
+    @classmethod
+    def action_kinds(cls, cfg: Mapping[str, Any]) -> tuple[type, ...]:
+        """A tanh-squashed Gaussian over a ``Box``."""
+        return (spaces.Box,)
 
     def _build_model(self, model: nn.Module | None) -> QAC:
         model_cfg = {key: value for key, value in dict(self._cfg.model).items() if key != "action_space"}

@@ -325,3 +325,54 @@ def test_a_policy_that_declares_model_keys_takes_only_those_and_the_shapes() -> 
 def test_the_policy_registry_takes_only_classes_with_default_config() -> None:
     with pytest.raises(TypeError, match=r"default_config"):
         POLICY_REGISTRY.register(f"broken_{uuid.uuid4().hex}")(type("Broken", (), {}))
+
+
+PENDULUM = ("pendulum", "dizoo.classic_control.pendulum.envs.pendulum_env")  # a Box(1) torque by default
+
+
+@pytest.mark.parametrize(
+    ("env", "policy", "message"),
+    [
+        (
+            ("cartpole", CARTPOLE_MODULE),
+            {"type": "sac"},
+            r"policy 'sac' takes Box actions, but env 'cartpole' acts in "
+            r"Discrete\(2\): choose a policy for Discrete actions",
+        ),
+        (("cartpole", CARTPOLE_MODULE), {"type": "td3"}, r"policy 'td3' takes Box actions"),
+        (("cartpole", CARTPOLE_MODULE), {"type": "ppo", "action_space": "continuous"}, r"policy 'ppo' takes Box"),
+        (
+            PENDULUM,
+            {"type": "dqn"},
+            r"policy 'dqn' takes Discrete actions, but env 'pendulum' acts in \w*Box\(.*\): choose a policy for Box "
+            r"actions",
+        ),
+        (PENDULUM, {"type": "discrete_sac"}, r"policy 'discrete_sac' takes Discrete actions"),
+        (PENDULUM, {"type": "ppo"}, r"policy 'ppo' takes Discrete actions"),  # PPO's action_space is 'discrete'
+    ],
+)
+def test_a_policy_for_another_kind_of_actions_than_the_envs_is_refused(
+    env: tuple[str, str], policy: dict[str, Any], message: str
+) -> None:
+    main = {"env": {"collector_env_num": 1, "evaluator_env_num": 1}, "policy": {"cuda": False}}
+    kind = policy.pop("type")
+    main["policy"].update(policy)
+    create = {"env": {"type": env[0], "import_names": [env[1]]}, "policy": {"type": kind}}
+    with pytest.raises(ConfigError, match=message):
+        compile_config(main, create)
+
+
+@pytest.mark.parametrize(
+    ("env", "policy"),
+    [
+        (PENDULUM, {"type": "sac"}),
+        (PENDULUM, {"type": "ppo", "action_space": "continuous"}),
+        (("cartpole", CARTPOLE_MODULE), {"type": "ppo"}),
+    ],
+)
+def test_a_policy_for_the_envs_kind_of_actions_compiles(env: tuple[str, str], policy: dict[str, Any]) -> None:
+    main = {"env": {"collector_env_num": 1, "evaluator_env_num": 1}, "policy": {"cuda": False}}
+    kind = policy.pop("type")
+    main["policy"].update(policy)
+    cfg = compile_config(main, {"env": {"type": env[0], "import_names": [env[1]]}, "policy": {"type": kind}})
+    assert cfg.policy.type == kind and cfg.policy.model.action_shape is not None

@@ -59,6 +59,10 @@ CASES: list[tuple[str, str, dict[str, Any], str, Any]] = [
 ]
 
 
+BOX_ACTION_ENVS = ("lunarlander", "bipedalwalker", "mujoco")
+"""The cases whose keys give the env a Box action space."""
+
+
 @pytest.mark.parametrize(("env_type", "module", "env", "row", "action_shape"), CASES, ids=[c[0] for c in CASES])
 def test_spec_and_compile_honour_di_engine_keys(
     tmp_path: pathlib.Path,
@@ -70,7 +74,8 @@ def test_spec_and_compile_honour_di_engine_keys(
     action_shape: Any,
 ) -> None:
     main_config = {"exp_name": f"{env_type}_di", "env": env, "policy": {"cuda": False}}
-    create = {"env": {"type": env_type, "import_names": [module]}, "policy": {"type": "dqn"}}
+    policy = "ddpg" if env_type in BOX_ACTION_ENVS else "dqn"  # a policy for the env's kind of actions
+    create = {"env": {"type": env_type, "import_names": [module]}, "policy": {"type": policy}}
     path = tmp_path / "config.py"
     save_config(main_config, create, str(path))
     assert main(["-m", "spec", "-c", str(path)]) == 0
