@@ -22,7 +22,7 @@ from ding.envs.base_env import BaseEnv
 from ding.envs.env_manager.config import manager_default_config
 from ding.envs.env_registry import ENV_REGISTRY
 from ding.envs.env_wrappers import resolve_wrappers
-from ding.envs.from_config import ChainedEnv, env_class, with_config_chain
+from ding.envs.from_config import ChainedEnv, env_class, role_manager_config, with_config_chain
 from ding.envs.probe import spec_trace_of
 from ding.envs.values.spaces import EnvSpaces
 from ding.errors import ConfigError, DingError, EnvSpecError, UnknownNameError, unknown_name_message
@@ -88,6 +88,8 @@ def compile_config(
     check_top_level(main_config)
     names = resolve_components(main_config, create_config)
     env_cls, env_cfg = _compile_env(main_config.get("env") or {}, names["env"], names["env_manager"])
+    for role in ("collector", "evaluator"):
+        role_manager_config(env_cfg, role)  # env.<role>_batch_size applies to this manager, or is refused now
     _check_wrapper_chain(env_cls, env_cfg)
     policy_cfg = _compile_policy(main_config.get("policy") or {}, names["policy"], require_policy)
     env_spaces = _env_spaces(env_cls, env_cfg, policy_cfg)

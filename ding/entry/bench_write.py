@@ -35,6 +35,10 @@ from ding.entry.bench_candidates import TUNED_KEYS
 from ding.envs.env_manager import manager_default_config
 from ding.errors import ConfigError
 
+ROLE_BATCH_KEYS = ("collector_batch_size", "evaluator_batch_size")
+"""``env`` keys that only an envpool manager takes: the new file drops them when it chooses another manager."""
+POOL_TYPES = ("envpool", "env_pool")
+
 
 def removed_keys(config_manager: Mapping[str, Any], chosen_type: str) -> list[str]:
     """The keys of the user's ``main_config.env.manager`` that the new file removes: the tuned ones and those the
@@ -68,6 +72,14 @@ def manager_source(config_ref: str, settings: Mapping[str, Any], removed: Sequen
             f"create_config.env_manager = dict(create_config.get('env_manager') or {{}}, type={settings['type']!r})",
             f"manager = {{k: v for k, v in (main_config.env.get('manager') or {{}}).items() if k not in {dropped!r}}}",
             f"main_config.env.manager = dict(manager{assigned})",
+            *(
+                [
+                    f"for key in {ROLE_BATCH_KEYS!r}:  # an envpool pool's batch per role",
+                    "    main_config.env.pop(key, None)",
+                ]
+                if settings["type"] not in POOL_TYPES
+                else []
+            ),
             "",
         ]
     )

@@ -376,3 +376,10 @@ def test_a_policy_for_the_envs_kind_of_actions_compiles(env: tuple[str, str], po
     main["policy"].update(policy)
     cfg = compile_config(main, {"env": {"type": env[0], "import_names": [env[1]]}, "policy": {"type": kind}})
     assert cfg.policy.type == kind and cfg.policy.model.action_shape is not None
+
+
+def test_a_role_batch_size_on_a_manager_without_a_pool_is_refused_at_compile() -> None:
+    main = cartpole_main()
+    main["env"]["collector_batch_size"] = 4
+    with pytest.raises(ConfigError, match=r"env.collector_batch_size is 4, but it sets the batch of an envpool pool"):
+        compile_cartpole(main)

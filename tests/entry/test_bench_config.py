@@ -216,3 +216,17 @@ def test_an_envpool_config_is_measured_with_each_thread_count(tmp_path: pathlib.
         assert rows[label].split(" | ")[1].replace(",", "").isdigit(), rows[label]  # measured, not an error
     found, _ = candidates(4, cores, {"type": "envpool", "env_id": "CartPole-v1", "num_threads": 1})
     assert [c.label for c in found if c.type == "envpool"] == [f"envpool num_threads={t}" for t in range(1, cores + 1)]
+
+
+def test_a_written_choice_of_another_manager_drops_the_pools_role_batch(tmp_path: pathlib.Path) -> None:
+    """``env.collector_batch_size`` is an envpool pool's batch: a new file that chooses another manager drops it, so
+    it compiles; one that keeps envpool keeps it."""
+    config = tmp_path / "cfg.py"
+    config.write_text(ENVPOOL_CONFIG.replace("collector_env_num=4,", "collector_env_num=4, collector_batch_size=2,"))
+    assert compile_config(*read_config(config), require_policy=False).env.collector_batch_size == 2
+    write_choice(config, {"type": "base"}, tmp_path / "base.py")
+    cfg = compile_config(*read_config(tmp_path / "base.py"), require_policy=False)
+    assert cfg.env.manager.type == "base" and cfg.env.collector_batch_size is None
+    write_choice(config, {"type": "envpool", "num_threads": 1}, tmp_path / "pool.py")
+    cfg = compile_config(*read_config(tmp_path / "pool.py"), require_policy=False)
+    assert cfg.env.collector_batch_size == 2 and cfg.env.manager.num_threads == 1
