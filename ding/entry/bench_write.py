@@ -20,6 +20,8 @@ Example:
     create_config.env_manager = dict(create_config.get('env_manager') or {}, type='subprocess')
     manager = {k: v for k, v in (main_config.env.get('manager') or {}).items() if k not in ('type', 'step_in_caller')}
     main_config.env.manager = dict(manager, envs_per_worker=2)
+    for key in ('collector_batch_size', 'evaluator_batch_size'):  # an envpool pool's batch per role
+        main_config.env.pop(key, None)
     <BLANKLINE>
 """
 

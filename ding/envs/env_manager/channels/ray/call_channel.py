@@ -201,7 +201,8 @@ class RayCallChannel:
             return bytes(reply)
         if value == RESTARTED:
             handle.faulted = True
-            return Failure.died(f"{handle.describe()} died; Ray restarted it with new envs")
+            where = node_address(self._ray, handle.node_id)  # the node of the process that died
+            return Failure.died(f"{handle.describe()} died (dead on {where}: Ray restarted it with new envs)")
         return bytes(value)
 
     def _collect(self, workers: Sequence[int], timeout: float | None) -> dict[int, tuple[Call, Any]]:
