@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 from easydict import EasyDict
 
+from ding.envs.env_manager.channels.affinity import resolve_cores
 from ding.errors import ConfigError
 from ding.utils.accepts import Accepts, count, non_negative, one_of, optional, satisfying
 from ding.utils.value_rules import PositiveFloat, PositiveInt, conforms
@@ -169,6 +170,7 @@ def check_manager_config(cfg: Mapping[str, Any], *, partial_batches: bool = Fals
         )
     if cfg["reset_inplace"] and not cfg["auto_reset"]:
         raise ConfigError("env.manager.reset_inplace=True resets envs within the step, which needs auto_reset=True")
+    resolve_cores(cfg.get("cpu_affinity"))  # cores this process may not use are refused here, not at launch
 
 
 def check_identity_keys(cfg: Mapping[str, Any], names: Sequence[str]) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from ding.envs.env_manager.base_manager import BaseEnvManager
+from ding.envs.env_manager.channels.affinity import AFFINITY_TEXT, accepts_cores, resolve_cores
 from ding.envs.env_manager.channels.in_caller import InCallerChannel
 from ding.envs.env_manager.channels.pipe import LocalProcesses, PipeChannel
 from ding.envs.env_manager.core.batch_core import WORKER_CONFIG, worker_engine
@@ -19,12 +20,12 @@ from ding.envs.env_manager.core.channel import Channel
 from ding.envs.env_manager.core.groups import EnvGroups
 from ding.envs.env_manager.engine import EngineFactory
 from ding.envs.env_manager.settings import ManagerSettings
-from ding.utils.accepts import redeclare
+from ding.utils.accepts import redeclare, satisfying
 
 
 def local_processes(settings: ManagerSettings, groups: EnvGroups) -> Channel:
     """Pipes to worker processes of this host; with ``step_in_caller`` the calling process steps group 0 itself."""
-    pipes = PipeChannel(LocalProcesses(settings.rest.context))
+    pipes = PipeChannel(LocalProcesses(settings.rest.context, resolve_cores(settings.rest.cpu_affinity)))
     return InCallerChannel(pipes) if settings.rest.step_in_caller else pipes
 
 
@@ -45,7 +46,10 @@ class SyncSubprocessEnvManager(BaseEnvManager):
     manager_type = "subprocess"
     config: ClassVar[dict[str, Any]] = redeclare(
         WORKER_CONFIG,
-        {"step_in_caller": False},  # the calling process steps env group 0 itself while workers step the others
+        {
+            "step_in_caller": False,  # the calling process steps env group 0 itself while workers step the others
+            "cpu_affinity": satisfying(AFFINITY_TEXT, accepts_cores, default=None, note="each worker on one core"),
+        },
     )
     make_engine: ClassVar[EngineFactory] = worker_engine(local_processes)
 

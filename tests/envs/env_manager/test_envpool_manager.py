@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import pathlib
+from typing import Any
 
 import numpy as np
 import pytest
@@ -19,6 +20,7 @@ from ding.envs.env_manager import (  # noqa: E402
     create_env_manager,
     manager_default_config,
 )
+from ding.envs.env_manager.envpool import engine as envpool_engine  # noqa: E402
 from ding.envs.env_manager.envpool import infos as infos_module  # noqa: E402
 from ding.envs.env_manager.envpool.infos import info_rows  # noqa: E402
 from ding.envs.env_manager.envpool.results import PoolBatch, PoolLayout  # noqa: E402
@@ -508,6 +510,84 @@ def test_an_async_pool_through_send_recv_returns_envs_that_take_an_action_at_onc
         assert sent == received + len(manager.in_flight_env_ids)  # nothing lost or given twice
     finally:
         manager.close()
+
+
+def test_recv_of_every_env_on_an_async_pool_returns_what_the_pool_can_give_and_loses_nothing() -> None:
+    """``recv()`` asks for every env in flight; an asynchronous pool returns ``batch`` envs at a time, and resets of
+    ended episodes may be left in it with fewer envs than a batch. recv then returns what has come (the rest come
+    with later calls), where it used to raise and drop the steps it had already accounted."""
+    manager = cartpole(8, options={"batch_size": 4})
+    manager.seed(0)
+    manager.async_reset()
+    rng = np.random.default_rng(1)
+    try:
+        batch = manager.recv()
+        sent = received = ends = 0
+        steps = dict.fromkeys(range(8), 0)
+        for _ in range(100):
+            ids = batch.env_ids
+            manager.send(rng.integers(0, 2, size=len(ids)), ids)  # episodes end at different steps
+            sent += len(ids)
+            batch = manager.recv()
+            assert len(batch.env_ids) >= 1
+            for row, env_id in enumerate(batch.env_ids.tolist()):
+                received += 1
+                steps[env_id] += 1
+                assert int(batch.info[row]["elapsed_step"]) == steps[env_id]  # every step once, in order
+                if batch.done[row]:
+                    ends += 1
+                    steps[env_id] = 0
+                    assert env_id in manager.ready_obs_id
+        assert ends >= 20
+        assert sent == received + len(manager.in_flight_env_ids)
+    finally:
+        manager.close()
+
+
+def async_pool_rollout(task: str, actions: Any, steps: int = 200) -> list[tuple[Any, ...]]:
+    """send / recv on an asynchronous pool of 8 envs in batches of 4, one thread (so the pool's order repeats)."""
+    manager = EnvPoolEnvManager({"env_id": task, "env_num": 8, "num_threads": 1, "options": {"batch_size": 4}})
+    manager.seed(0)
+    manager.async_reset()
+    rng = np.random.default_rng(0)
+    out = []
+    try:
+        batch = manager.recv(4)
+        for _ in range(steps):
+            manager.send(actions(rng, len(batch.env_ids)), batch.env_ids)
+            batch = manager.recv(4)
+            obs = batch.obs if isinstance(batch.obs, dict) else {"": batch.obs}
+            arrays = [batch.env_ids, *obs.values(), batch.reward, batch.done, batch.terminated, batch.truncated]
+            out.append(([(a.dtype, a.shape, a.tolist()) for a in arrays], list(batch.info), sorted(batch.final_obs)))
+            for info in batch.info:
+                info["mark"] = True  # a caller's own key: it must not reach another batch
+        assert manager.ready_obs_id == sorted(set(range(8)) - set(manager.in_flight_env_ids))
+    finally:
+        manager.close()
+    return out
+
+
+@pytest.mark.parametrize(
+    "task, actions",
+    [
+        ("CartPole-v1", lambda rng, n: rng.integers(0, 2, size=n)),
+        ("CheetahRun-v1", lambda rng, n: rng.uniform(-1, 1, size=(n, 6))),  # observations: a dict of arrays
+    ],
+)
+def test_an_async_pool_recv_reads_a_batch_in_which_no_episode_ended_as_arrays_and_gives_what_the_per_env_path_gives(
+    task: str, actions: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made: list[int] = []
+    timestep = envpool_engine.BaseEnvTimestep
+    monkeypatch.setattr(envpool_engine, "BaseEnvTimestep", lambda *a, **k: made.append(1) or timestep(*a, **k))
+    as_arrays = async_pool_rollout(task, actions)
+    made_for_arrays = len(made)  # only in batches where an episode ended (none in CheetahRun's 200 steps)
+    made.clear()
+    monkeypatch.setattr(envpool_engine.PoolEngine, "_whole_pool_batch", lambda self, pending, wanted: None)
+    per_env = async_pool_rollout(task, actions)
+    assert len(made) > 3 * 200 and made_for_arrays < len(made) / 2  # the per-env path: one per env step
+    assert made_for_arrays == 0 or task == "CartPole-v1"
+    assert as_arrays == per_env
 
 
 CONFIG = """

@@ -21,10 +21,12 @@ from multiprocessing import connection
 from multiprocessing.connection import Connection
 from typing import Any, Protocol
 
+from ding.envs.env_manager.channels.affinity import pin, worker_core
 from ding.envs.env_manager.core.channel import Reply, WorkerSetup
 from ding.envs.env_manager.core.codec import TRUSTED, Codec
 from ding.envs.env_manager.core.commands import Command, CommandKind
 from ding.envs.env_manager.core.failure import Failure
+from ding.envs.env_manager.core.frames import recv_frame, send_frame
 from ding.envs.env_manager.core.spin import SpinBudget, readable, spin_until
 from ding.envs.env_manager.core.worker import worker_main
 
@@ -91,8 +93,10 @@ class LocalProcesses:
     'spawn'
     """
 
-    def __init__(self, start_method: str | None) -> None:
+    def __init__(self, start_method: str | None, cores: Sequence[int] | None = None) -> None:
+        """``cores``: worker ``w`` runs on ``cores[w % len(cores)]`` only (:mod:`.affinity`); None: anywhere."""
         self.context: Any = multiprocessing.get_context(start_method or "fork")
+        self.cores = cores
 
     def open(self, group_count: int) -> None:
         pass
@@ -107,6 +111,8 @@ class LocalProcesses:
         )
         process.start()
         child_conn.close()
+        if self.cores is not None:
+            pin(process.pid, worker_core(self.cores, setup.index))
         return WorkerHandle(setup.index, setup.env_ids, process, parent_conn)
 
     def stop(self, handle: WorkerHandle) -> None:
@@ -151,7 +157,7 @@ class PipeChannel:
     def send(self, w: int, message: bytes) -> Failure | None:
         handle = self.handle(w)
         try:
-            handle.conn.send_bytes(message)
+            send_frame(handle.conn, message)
         except OSError:
             handle.process.join(0.5)
             return handle.death()
@@ -194,7 +200,7 @@ class PipeChannel:
                 handle = self.handle(w)
                 try:
                     if obj is handle.conn or handle.conn.poll():
-                        results[w] = handle.conn.recv_bytes()
+                        results[w] = recv_frame(handle.conn)
                     else:
                         raise EOFError
                 except (EOFError, OSError):
@@ -217,7 +223,7 @@ class PipeChannel:
             for w, conn in list(pending.items()):
                 if checks[w]():
                     try:
-                        results[w] = conn.recv_bytes()
+                        results[w] = recv_frame(conn)
                     except (EOFError, OSError):
                         return True  # a dead worker: the blocking path reports it
                     del pending[w]

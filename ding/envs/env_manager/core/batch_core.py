@@ -108,6 +108,7 @@ class BatchCore:
         self._bounds_check: tuple[Any, Callable[[np.ndarray], bool]] | None = None  # the action space's, made once
         self._all_env_ids = np.arange(len(parts.env_fns), dtype=np.int64)  # a whole batch's env ids (read-only)
         self._all_env_ids.flags.writeable = False
+        self._all_ids = list(range(len(parts.env_fns)))  # the same as a list (never changed)
 
     # ----- lifecycle -----------------------------------------------------------------------------
     def probe_spaces(self) -> EnvSpaces | None:
@@ -267,7 +268,7 @@ class BatchCore:
         """Step every env at once: actions go to the buffers in one copy, one wake-up per worker."""
         buffers, link = self._workers.buffers, self._link
         assert buffers is not None
-        ids = list(range(self._ledger.env_num))
+        ids = self._all_ids
         if buffers.action is None:  # actions travel pickled: the per-env path
             self._ledger.require_all_ready(actions)
             timesteps = self._step_whole(self._ledger.accept_action_rows(ids, actions))
@@ -342,7 +343,9 @@ class BatchCore:
         workers, ledger = self._workers, self._ledger
         layout, results, buffers = workers.layout, workers.results, workers.buffers
         assert buffers is not None and layout is not None and results is not None
-        rows = read_rows(buffers, results.observation_space, env_ids, copy=self._settings.copy_on_get)
+        whole = len(env_ids) == len(self._all_ids)  # every env, in order (sorted and distinct)
+        copy = self._settings.copy_on_get
+        rows = read_rows(buffers, results.observation_space, env_ids, copy=copy, whole=whole)
         ready = ledger.ready_view
         final_obs = {}
         ended = rows.done.nonzero()[0].tolist()
@@ -357,8 +360,7 @@ class BatchCore:
             elif not rows.reset[j]:  # reset here, after the step: the row shows the new first observation
                 rows.set_row(j, ready[env_id], layout.obs_paths)
         going = range(len(env_ids)) if not ended else (~rows.done).nonzero()[0].tolist()
-        ledger.stepped({env_ids[j]: rows.row(j) for j in going})
-        whole = len(env_ids) == len(self._all_env_ids)  # every env, in order (step_batch)
+        ledger.stepped(rows.rows_by_env(env_ids, going))
         return BatchTimestep(
             obs=rows.obs,
             reward=rows.reward,

@@ -19,7 +19,7 @@ from this when no env of the batch failed; an env failure takes the per-env path
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -36,7 +36,7 @@ from ding.envs.env_manager.core.shm import (
 )
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(slots=True)
 class BatchRows:
     """Copies of some envs' rows of the step buffers; ``leaves`` hold the ready observations by leaf path."""
 
@@ -57,18 +57,28 @@ class BatchRows:
         """Row ``j``'s observation: views of the batch's arrays."""
         return build_tree(self.space, lambda path: self.leaves[path][j])
 
+    def rows_by_env(self, env_ids: Sequence[int], js: Iterable[int]) -> dict[int, Any]:
+        """``{env_ids[j]: row(j)}`` for each ``j`` of ``js``; one array's rows are taken without a tree per row."""
+        single = self.leaves.get(()) if len(self.leaves) == 1 else None
+        if single is not None:
+            return {env_ids[j]: single[j] for j in js}
+        return {env_ids[j]: self.row(j) for j in js}
+
     def set_row(self, j: int, obs: Any, paths: Sequence[Any]) -> None:
         """Put ``obs`` (a tree of ``space``) in row ``j``."""
         for path in paths:
             self.leaves[path][j] = get_path(obs, path)
 
 
-def read_rows(buffers: SharedBuffers, space: spaces.Space[Any], env_ids: Sequence[int], copy: bool = True) -> BatchRows:
+def read_rows(
+    buffers: SharedBuffers, space: spaces.Space[Any], env_ids: Sequence[int], copy: bool = True, whole: bool = False
+) -> BatchRows:
     """Copy the rows of ``env_ids`` from the ready buffers, rewards and flags.
 
-    With every env in order and ``copy=False``, the observations are views of the buffers instead.
+    ``whole``: ``env_ids`` is known to be every env in order (else it is checked). With every env in order and
+    ``copy=False``, the observations are views of the buffers instead.
     """
-    whole = len(env_ids) == buffers.reward.shape[0] and all(i == j for j, i in enumerate(env_ids))
+    whole = whole or (len(env_ids) == buffers.reward.shape[0] and all(i == j for j, i in enumerate(env_ids)))
     index: Any = slice(None) if whole else np.asarray(env_ids, dtype=np.intp)
     paths = buffers.layout.obs_paths
     view = whole and not copy

@@ -34,6 +34,7 @@ from typing import Any, ClassVar
 from ding.envs.env_manager.core.codec import ACCEPTED, TRUSTED, Codec, NotDataError
 from ding.envs.env_manager.core.commands import Command, CommandKind
 from ding.envs.env_manager.core.failure import Failure, FailureKind
+from ding.envs.env_manager.core.frames import recv_frame, send_frame
 from ding.envs.env_manager.core.replies import StepReply
 from ding.envs.env_manager.core.rows import pack_reply, unpack_request
 from ding.envs.env_manager.core.sequence import HEADER, RAW_STEP, STEP, is_step, message_seq, ok_reply
@@ -417,13 +418,13 @@ def serve_connection(
         while True:
             idle_since = time.perf_counter()
             spin_until(has_message, budget.window())
-            message = conn.recv_bytes()
+            message = recv_frame(conn)
             if is_step(message):
                 budget.observe(time.perf_counter() - idle_since)
             reply = worker.respond(message)
             if reply is None:
                 break
-            conn.send_bytes(reply)
+            send_frame(conn, reply)
     except (EOFError, BrokenPipeError, ConnectionResetError, KeyboardInterrupt):
         pass
     finally:

@@ -21,7 +21,8 @@ says so).
 
 The pool's results are read as arrays (:mod:`~ding.envs.env_manager.envpool.results`): ``step_batch`` does per
 batch a fixed amount of Python work whatever the env count (the actions checked as one array, returns and ends
-summed as arrays, the info dicts made only when read), and per env only where an episode ended. envpool itself
+summed as arrays, the info dicts made only when read), and per env only where an episode ended; so does ``recv`` on
+an asynchronous pool for a pool batch in which no episode ended (its rows put in env id order). envpool itself
 resets an ended env on the step after its end; ding resets it within the step, so a step in which episodes end
 makes one more pool call, for all of them together.
 """
@@ -332,13 +333,19 @@ class PoolEngine(NoWorkers):
 
     def receive(
         self, pending: Mapping[int, Any], wanted: int, timeout: float | None, *, as_batch: bool = False
-    ) -> dict[int, BaseEnvTimestep]:
+    ) -> BatchTimestep | dict[int, BaseEnvTimestep]:
         """``recv``'s results: in an asynchronous pool, an env whose episode ended is returned once its reset is
         back, so every env ``recv`` returns takes an action at once (its ready observation is the new episode's
         first, as with every manager), as in envpool's own asynchronous loop."""
+        if as_batch and self._partial and not (self._received or self._held):
+            batch = self._whole_pool_batch(pending, wanted)
+            if batch is not None:
+                return batch
         out: dict[int, BaseEnvTimestep] = {}
         while True:
-            while self._arrived(pending) < wanted - len(out) and (self._stepping or self._resetting):
+            while (arrived := self._arrived(pending)) < wanted - len(out) and (self._stepping or self._resetting):
+                if (out or arrived) and not self._pool_can_return():
+                    break  # fewer envs in the pool than its batch: return what is here (else the error says why)
                 self._receive_batch()
             timesteps = {env_id: self._received.pop(env_id) for env_id in list(pending) if env_id in self._received}
             self._account(timesteps)
@@ -349,8 +356,46 @@ class PoolEngine(NoWorkers):
                 held[env_id] = timesteps.pop(env_id)  # accounted now; returned when its first observation is back
             out.update((env_id, held.pop(env_id)) for env_id in list(held) if self._back(env_id, pending))
             out.update(timesteps)
-            if len(out) >= wanted or not (self._stepping or self._resetting):
+            if len(out) >= wanted or not (self._stepping or self._resetting) or (out and not self._pool_can_return()):
                 return out
+
+    def _pool_can_return(self) -> bool:
+        """Whether the pool can return a batch: a synchronous one returns what it was sent, an asynchronous one
+        ``batch`` envs at a time, so it must hold that many."""
+        return not self._partial or len(self._stepping) + len(self._resetting) >= self.task.batch
+
+    def _whole_pool_batch(self, pending: Mapping[int, Any], wanted: int) -> BatchTimestep | None:
+        """``recv``'s common case in an asynchronous pool, read as arrays: one pool batch of steps in which no episode
+        ended gives the batch (rows by env id) with nothing built per env. Else (an episode ended or a reset came
+        back in it, more envs wanted than a pool batch holds) the pool batch is kept as timesteps for the general
+        path, and None returned."""
+        if wanted > self.task.batch or len(self._stepping) < self.task.batch:
+            return None  # the general path waits for more, or says why the pool cannot give a batch
+        batch = self._recv()
+        env_ids = batch.env_ids
+        resetting = self._resetting
+        if batch.done.any() or not all(i in pending and i not in resetting for i in env_ids.tolist()):
+            self._take(batch)
+            return None
+        order = np.argsort(env_ids, kind="stable")
+        ids = env_ids[order].astype(np.int64)
+        id_list = ids.tolist()
+        obs = _rows_of(batch.obs, order)
+        reward = batch.reward[order]
+        self._returns[ids] += reward
+        self._stepping.difference_update(id_list)
+        self._ledger.stepped(dict(zip(id_list, _obs_of_rows(obs, len(id_list)), strict=True)))
+        done = batch.done[order]
+        return BatchTimestep(
+            obs=obs,
+            reward=reward[:, None],
+            done=done,
+            terminated=done.copy(),
+            truncated=batch.truncated[order],
+            info=PoolInfos([(column, values[order]) for column, values in batch.info], len(id_list)),
+            final_obs={},
+            env_ids=ids,
+        )
 
     def _back(self, env_id: int, pending: Mapping[int, Any]) -> bool:
         """Whether a held ended step of ``pending`` can be returned: its env's reset is back."""
@@ -396,13 +441,16 @@ class PoolEngine(NoWorkers):
 
     def _receive_batch(self) -> None:
         """One ``recv`` of the pool: step results go to ``_received``, reset results make their envs ready."""
-        in_pool = len(self._stepping) + len(self._resetting)
-        if in_pool < min(self.task.batch, self._env_num) and self._partial:
+        if not self._pool_can_return():
+            in_pool = len(self._stepping) + len(self._resetting)
             raise EnvManagerError(
                 f"the pool returns {self.task.batch} envs at a time, but only {in_pool} are in it "
                 f"(stepping {sorted(self._stepping)}, resetting {sorted(self._resetting)}): send more envs"
             )
-        batch = self._recv()
+        self._take(self._recv())
+
+    def _take(self, batch: PoolBatch) -> None:
+        """A pool batch's results: step results go to ``_received``, reset results make their envs ready."""
         env_ids, obs_rows = batch.env_ids.tolist(), batch.obs_rows()
         resetting, stepped = self._resetting, []
         for row, env_id in enumerate(env_ids):
@@ -448,3 +496,18 @@ class PoolEngine(NoWorkers):
         if not (self._stepping or self._resetting):
             return ()
         return sorted(self._stepping | self._resetting)
+
+
+def _rows_of(obs: Any, order: np.ndarray) -> Any:
+    """Stacked observations (an array, or a dict of them) with their rows in ``order`` (a copy)."""
+    if isinstance(obs, dict):
+        return {key: _rows_of(value, order) for key, value in obs.items()}
+    return obs[order]
+
+
+def _obs_of_rows(obs: Any, rows: int) -> list[Any]:
+    """Each row's observation of stacked ``obs``: views."""
+    if isinstance(obs, dict):
+        columns = {key: _obs_of_rows(value, rows) for key, value in obs.items()}
+        return [{key: column[row] for key, column in columns.items()} for row in range(rows)]
+    return list(obs)
