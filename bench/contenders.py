@@ -362,6 +362,9 @@ CONTENDER_LABELS: dict[str, str] = {
     "subprocess_k_batch": "ding subprocess, k=N/2 envs/worker, step_batch()",
     "in_caller": "ding subprocess, 2 groups of N/2, the caller steps one (step_in_caller)",
     "in_caller_batch": "ding subprocess, 2 groups of N/2, the caller steps one (step_in_caller), step_batch()",
+    "in_caller_batch_pinned": (
+        "ding subprocess, 2 groups of N/2, the caller steps one (step_in_caller), step_batch(), cpu_affinity='auto'"
+    ),
     "async": "ding async_subprocess (defaults)",
     "base_sendrecv": "ding base, send/recv: N envs, batches of N/2",
     "subprocess_1_sendrecv": "ding subprocess, 1 env/worker, send/recv: N envs, batches of N/2",

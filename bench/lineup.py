@@ -45,6 +45,8 @@ def make_contenders(case: EnvCase, n: int, keys: list[str] | None = None) -> lis
         cfg = {"type": "subprocess", "envs_per_worker": n // 2, "step_in_caller": True}
         found.append(DingManager(case, n, "in_caller", CONTENDER_LABELS["in_caller"], cfg))
         found.append(DingBatch(case, n, "in_caller_batch", CONTENDER_LABELS["in_caller_batch"], cfg))
+        key = "in_caller_batch_pinned"  # the worker on a core of its own (cpu_affinity)
+        found.append(DingBatch(case, n, key, CONTENDER_LABELS[key], {**cfg, "cpu_affinity": "auto"}))
         cfg = {"type": "subprocess"}
         found.append(DingSendRecv(case, n, "subprocess_1_sendrecv", CONTENDER_LABELS["subprocess_1_sendrecv"], cfg))
         found.append(DingSendRecv(case, n, "base_sendrecv", CONTENDER_LABELS["base_sendrecv"], {"type": "base"}))
