@@ -2,8 +2,7 @@
 
 For N collector envs on C cores: ``base`` (in the calling process); ``thread`` with one group per core;
 ``subprocess`` with one env per worker and with one worker per core (``envs_per_worker = ceil(N / C)``), and the
-same groups with the caller stepping one of them (``step_in_caller``), also with each worker pinned to a core
-(``cpu_affinity='auto'``); ``async_subprocess`` with its defaults; and
+same groups with the caller stepping one of them (``step_in_caller``); ``async_subprocess`` with its defaults; and
 the config's own manager when it is none of these; for a config whose manager is ``envpool``, also the pool with
 each thread count from 1 to C (envpool's default is one per core: for a cheap env one thread can leave the caller a
 core and run faster). With more than :data:`MAX_PROCESSES_PER_CORE` envs per core, one
@@ -15,8 +14,7 @@ Example:
     >>> found, skipped = candidates(4, 2, {'type': 'base'})
     >>> [c.label for c in found]  # doctest: +NORMALIZE_WHITESPACE
     ['base', 'thread envs_per_worker=2', 'subprocess envs_per_worker=1', 'subprocess envs_per_worker=2',
-     'subprocess envs_per_worker=2 step_in_caller=True',
-     "subprocess envs_per_worker=2 step_in_caller=True cpu_affinity='auto'", 'async_subprocess']
+     'subprocess envs_per_worker=2 step_in_caller=True', 'async_subprocess']
     >>> [s.kind for s in skipped]
     ['envpool', 'zmq', 'ray']
 """
@@ -30,15 +28,7 @@ from typing import Any
 
 from ding.envs.env_manager import manager_default_config
 
-TUNED_KEYS = (
-    "type",
-    "envs_per_worker",
-    "step_in_caller",
-    "cpu_affinity",
-    "wait_num",
-    "step_wait_timeout",
-    "num_threads",
-)
+TUNED_KEYS = ("type", "envs_per_worker", "step_in_caller", "wait_num", "step_wait_timeout", "num_threads")
 """The manager keys a candidate sets; a config's other manager keys are kept (where the candidate's type takes them)."""
 IDENTITY_KEYS = ("import_names", "cfg_type")
 MEASURING_KEYS = ("episode_num", "auto_reset")
@@ -122,9 +112,7 @@ def candidates(env_num: int, cores: int, config_manager: Mapping[str, Any]) -> t
     if per_core > 1:
         found.append(_candidate({"type": "subprocess", "envs_per_worker": per_core}))
     if env_num >= 2:
-        in_caller = {"type": "subprocess", "envs_per_worker": per_core, "step_in_caller": True}
-        found.append(_candidate(in_caller))
-        found.append(_candidate({**in_caller, "cpu_affinity": "auto"}))
+        found.append(_candidate({"type": "subprocess", "envs_per_worker": per_core, "step_in_caller": True}))
     else:
         skipped.append(Skipped("subprocess step_in_caller", "one env: the caller would step it alone, as base does"))
     found.append(_candidate({"type": "async_subprocess", **({"envs_per_worker": per_core} if many else {})}))

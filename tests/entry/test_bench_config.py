@@ -188,18 +188,6 @@ def test_one_env_leaves_out_what_one_env_cannot_use() -> None:
     assert found[-1].label == "subprocess envs_per_worker=4 (the config's)"
 
 
-def test_the_caller_stepping_a_group_is_also_measured_with_the_workers_pinned_and_ranks_after_it() -> None:
-    found, _ = candidates(4, 2, {"type": "base"})
-    by_label = {c.label: c for c in found}
-    unpinned = by_label["subprocess envs_per_worker=2 step_in_caller=True"]
-    pinned = by_label["subprocess envs_per_worker=2 step_in_caller=True cpu_affinity='auto'"]
-    assert unpinned.rank < pinned.rank  # the simpler wins unless pinning is clearly faster
-    found, _ = candidates(
-        4, 2, {"type": "subprocess", "envs_per_worker": 2, "step_in_caller": True, "cpu_affinity": "auto"}
-    )
-    assert not any(c.from_config for c in found)  # the config's own manager is that candidate
-
-
 ENVPOOL_CONFIG = """
 main_config = dict(
     exp_name="cartpole_envpool",

@@ -4,7 +4,7 @@ A worker of a busy batch that the scheduler moves between cores starts its next 
 workers may share a core while another idles. Pinning (what Sample Factory does for its workers by default, and
 envpool's ``thread_affinity_offset`` for its threads) keeps worker ``w`` on core ``cores[w % len(cores)]``. The
 calling process is not pinned: it is the user's. With ``step_in_caller`` group 0 has no worker, so on two cores the
-one worker gets the second core and the caller keeps the first to itself.
+one worker gets the second core.
 
 >>> worker_core([4, 5], 3)
 5
