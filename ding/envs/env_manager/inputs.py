@@ -5,7 +5,7 @@ Errors name the env id, the value received and what is accepted.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -16,6 +16,12 @@ from ding.envs.values.conversion import Converter, within_bounds
 
 ResetParam = Mapping[int, Mapping[str, Any] | None] | None
 """Reset kwargs by env id (None: reset every env without kwargs)."""
+ReadyIds = Sequence[int] | Callable[[], Sequence[int]]
+"""The envs waiting for an action, for error messages: a list, or a function that lists them (called only then)."""
+
+
+def _listed(ready_ids: ReadyIds) -> list[int]:
+    return list(ready_ids() if callable(ready_ids) else ready_ids)
 
 
 def check_reset_param(reset_param: ResetParam, env_num: int) -> dict[int, dict[str, Any]]:
@@ -41,7 +47,7 @@ def check_reset_param(reset_param: ResetParam, env_num: int) -> dict[int, dict[s
 def check_actions(
     actions: Mapping[int, Any],
     ready: Mapping[int, Any],
-    ready_ids: Sequence[int],
+    ready_ids: ReadyIds,
     states: Mapping[int, EnvState],
     check: Converter | None,
 ) -> dict[int, Any]:
@@ -52,11 +58,11 @@ def check_actions(
     if not isinstance(actions, Mapping):
         raise TypeError(f"step() takes a dict {{env_id: action}}, got {type(actions).__name__}")
     if not actions:
-        raise ValueError(f"step() got no actions; ready env ids: {list(ready_ids)}")
+        raise ValueError(f"step() got no actions; ready env ids: {_listed(ready_ids)}")
     checked = {}
-    waiting = list(ready_ids)
     for env_id, action in actions.items():
         if env_id not in ready:
+            waiting = _listed(ready_ids)
             if isinstance(env_id, (int, np.integer)) and int(env_id) in states:
                 state = states[int(env_id)].value
                 raise ValueError(f"env {env_id} is not waiting for an action (state {state!r}); ready: {waiting}")
@@ -76,7 +82,7 @@ def check_action_rows(
     env_ids: Sequence[int],
     space: spaces.Space[Any],
     ready: Mapping[int, Any],
-    ready_ids: Sequence[int],
+    ready_ids: ReadyIds,
     states: Mapping[int, EnvState],
     check: Converter | None,
 ) -> dict[int, Any]:

@@ -179,7 +179,7 @@ class EnvLedger:
 
     def accept_actions(self, actions: Mapping[int, Any]) -> dict[int, Any]:
         """The actions by env id, checked; every env named must wait for an action."""
-        return check_actions(actions, self._ready, self.ready_ids(), self._states, self._action_check)
+        return check_actions(actions, self._ready, self.ready_ids, self._states, self._action_check)
 
     def accept_action_rows(self, env_ids: list[int], rows: Any) -> dict[int, Any]:
         """Actions given as rows (one per env id), checked as :meth:`accept_actions` checks them.
@@ -189,7 +189,7 @@ class EnvLedger:
         if self._action_check is None or self._action_space is None:  # the envs check their own actions
             return self.accept_actions({env_id: rows[j] for j, env_id in enumerate(env_ids)})
         return check_action_rows(
-            rows, env_ids, self._action_space, self._ready, self.ready_ids(), self._states, self._action_check
+            rows, env_ids, self._action_space, self._ready, self.ready_ids, self._states, self._action_check
         )
 
     # ----- failures ------------------------------------------------------------------------------

@@ -78,8 +78,8 @@ class SendRecv:
         chosen, rows = self._by_env(actions, env_ids)
         if not chosen:
             raise ValueError(f"send() got no actions; envs that take actions: {ledger.ready_ids()}")
-        flying = self.in_flight()
-        in_flight = sorted(i for i in chosen if i in flying)
+        flying = self._first
+        in_flight = sorted(i for i in chosen if i in self._sent or i in flying) if self._sent or flying else []
         if in_flight:
             raise EnvManagerError(
                 f"send() got envs {in_flight}, which are in flight; recv() them first. Envs that take actions: "
@@ -87,7 +87,7 @@ class SendRecv:
             )
         worker_key = self._engine.worker_key
         busy_keys = {worker_key(i) for i in self._sent}
-        blocked = sorted(i for i in chosen if isinstance(i, int) and worker_key(i) in busy_keys)
+        blocked = sorted(i for i in chosen if isinstance(i, int) and worker_key(i) in busy_keys) if busy_keys else []
         if blocked:
             raise EnvManagerError(
                 f"send() got envs {blocked}, whose worker is stepping other envs in flight; recv() those first. "

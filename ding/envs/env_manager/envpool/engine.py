@@ -100,6 +100,7 @@ class PoolEngine(NoWorkers):
         self._action_at: int | None = None  # the action's place among the raw send arrays (None: envpool's send)
         self._action_dtype = action_dtype(self.task.env_spaces.action)
         self._dict_obs = isinstance(self.task.env_spaces.observation, spaces.Dict)
+        self._discrete = isinstance(self.task.env_spaces.action, spaces.Discrete)
         self._partial = self.task.batch < self._env_num
         self._seeded_pool = False  # the pool was built with the current seeds
         self._returns = np.zeros(self._env_num, dtype=np.float64)  # each env's episode return so far
@@ -429,10 +430,20 @@ class PoolEngine(NoWorkers):
         if not actions:
             return
         env_ids = np.fromiter(actions, dtype=np.int32, count=len(actions))
-        self._send(action_rows(list(actions.values()), self.task.env_spaces.action, self._action_dtype), env_ids)
+        rows = self._discrete_rows(actions) if self._discrete else None
+        if rows is None:
+            rows = action_rows(list(actions.values()), self.task.env_spaces.action, self._action_dtype)
+        self._send(rows, env_ids)
         self._stepping.update(actions)
         for env_id in actions:
             self._ledger.drop_obs(env_id)  # in the pool until its result comes back
+
+    def _discrete_rows(self, actions: Mapping[int, Any]) -> np.ndarray | None:
+        """Checked Discrete actions (ints) as the pool's array in one conversion; None for anything else."""
+        try:
+            return np.fromiter(actions.values(), dtype=self._action_dtype, count=len(actions))
+        except (TypeError, ValueError):
+            return None
 
     def _settle(self) -> None:
         """Receive everything in the pool (results wait in ``_received``)."""
