@@ -378,22 +378,19 @@ class PoolEngine(NoWorkers):
         if batch.done.any() or not all(i in pending and i not in resetting for i in env_ids.tolist()):
             self._take(batch)
             return None
-        order = np.argsort(env_ids, kind="stable")
-        ids = env_ids[order].astype(np.int64)
+        ordered = batch.by_env_id()
+        ids = ordered.env_ids.astype(np.int64)
         id_list = ids.tolist()
-        obs = _rows_of(batch.obs, order)
-        reward = batch.reward[order]
-        self._returns[ids] += reward
+        self._returns[ids] += ordered.reward
         self._stepping.difference_update(id_list)
-        self._ledger.stepped(dict(zip(id_list, _obs_of_rows(obs, len(id_list)), strict=True)))
-        done = batch.done[order]
+        self._ledger.stepped(dict(zip(id_list, ordered.obs_rows(), strict=True)))
         return BatchTimestep(
-            obs=obs,
-            reward=reward[:, None],
-            done=done,
-            terminated=done.copy(),
-            truncated=batch.truncated[order],
-            info=PoolInfos([(column, values[order]) for column, values in batch.info], len(id_list)),
+            obs=ordered.obs,
+            reward=ordered.reward[:, None],
+            done=ordered.done,
+            terminated=ordered.terminated,
+            truncated=ordered.truncated,
+            info=PoolInfos(ordered.info, len(id_list)),
             final_obs={},
             env_ids=ids,
         )
@@ -507,18 +504,3 @@ class PoolEngine(NoWorkers):
         if not (self._stepping or self._resetting):
             return ()
         return sorted(self._stepping | self._resetting)
-
-
-def _rows_of(obs: Any, order: np.ndarray) -> Any:
-    """Stacked observations (an array, or a dict of them) with their rows in ``order`` (a copy)."""
-    if isinstance(obs, dict):
-        return {key: _rows_of(value, order) for key, value in obs.items()}
-    return obs[order]
-
-
-def _obs_of_rows(obs: Any, rows: int) -> list[Any]:
-    """Each row's observation of stacked ``obs``: views."""
-    if isinstance(obs, dict):
-        columns = {key: _obs_of_rows(value, rows) for key, value in obs.items()}
-        return [{key: column[row] for key, column in columns.items()} for row in range(rows)]
-    return list(obs)
