@@ -201,8 +201,7 @@ class RayCallChannel:
             return bytes(reply)
         if value == RESTARTED:
             handle.faulted = True
-            where = node_address(self._ray, handle.node_id)  # the node of the process that died
-            return Failure.died(f"{handle.describe()} died (dead on {where}: Ray restarted it with new envs)")
+            return self._died(w, "dead", "Ray restarted it with new envs")
         return bytes(value)
 
     def _collect(self, workers: Sequence[int], timeout: float | None) -> dict[int, tuple[Call, Any]]:
@@ -238,11 +237,15 @@ class RayCallChannel:
             state = "dead"
             if isinstance(err, ray.exceptions.ActorUnavailableError):
                 state, handle.unavailable = "unavailable", True
-            where = node_address(ray, handle.node_id)
-            return Failure.died(f"{handle.describe()} died ({state} on {where}: {first_line(err)})")
+            return self._died(w, state, first_line(err))
         except ray.exceptions.RayError as err:  # the actor's code failed outside any env: replace the actor
             handle.doomed = True
             return Failure.broken(f"{handle.describe()} failed: {type(err).__name__}: {err}")
+
+    def _died(self, w: int, state: str, why: str) -> Failure:
+        """Actor ``w``'s death, with the node its process ran on (the one it was last started on)."""
+        handle = self._handle(w)
+        return Failure.died(f"{handle.describe()} died ({state} on {node_address(self._ray, handle.node_id)}: {why})")
 
     def _silent(self, w: int, timeout: float | None) -> Failure:
         """The failure of an actor that did not answer within ``timeout``: it is killed when stopped."""
