@@ -37,6 +37,7 @@ def zmq_channel(endpoint: str) -> Channel:
 
 CHANNELS: dict[str, Callable[[], Channel]] = {
     "pipe": lambda: PipeChannel(LocalProcesses("fork")),
+    "pipe-without-doorbells": lambda: PipeChannel(LocalProcesses("fork"), doorbells=False),
     "in-caller": lambda: InCallerChannel(PipeChannel(LocalProcesses("fork"))),
     "zmq-ipc": partial(zmq_channel, "ipc"),
     "zmq-tcp": partial(zmq_channel, "tcp"),

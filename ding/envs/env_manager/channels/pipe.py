@@ -25,6 +25,7 @@ from ding.envs.env_manager.channels.affinity import pin, worker_core
 from ding.envs.env_manager.core.channel import Reply, WorkerSetup
 from ding.envs.env_manager.core.codec import TRUSTED, Codec
 from ding.envs.env_manager.core.commands import Command, CommandKind
+from ding.envs.env_manager.core.doorbell import DRAIN_AT, Doorbells, supported
 from ding.envs.env_manager.core.failure import Failure
 from ding.envs.env_manager.core.frames import recv_frame, send_frame
 from ding.envs.env_manager.core.spin import SpinBudget, readable, spin_until
@@ -105,7 +106,15 @@ class LocalProcesses:
         parent_conn, child_conn = self.context.Pipe(duplex=True)
         process = self.context.Process(
             target=worker_main,
-            args=(setup.env_ids, setup.env_fns_blob, child_conn, setup.layout, os.getpid(), setup.spin_limit),
+            args=(
+                setup.env_ids,
+                setup.env_fns_blob,
+                child_conn,
+                setup.layout,
+                os.getpid(),
+                setup.spin_limit,
+                setup.doorbell,
+            ),
             name=f"ding-env-worker-{setup.index}",
             daemon=True,
         )
@@ -131,22 +140,38 @@ class LocalProcesses:
 
 
 class PipeChannel:
-    """A pipe per worker; the placement decides where workers run (see the module docstring)."""
+    """A pipe per worker; the placement decides where workers run (see the module docstring).
+
+    Steps are also rung on shared-memory doorbells where the machine allows (:mod:`..core.doorbell`): a spinning
+    worker or caller takes them without a system call, and the pipe's copies are dropped when read.
+    """
 
     codec: Codec = TRUSTED  # the trainer's own processes, or Ray actors of its cluster: the same user and code
     late_replies = 0  # a worker given up on is killed (and waited for) with its pipe: nothing of it comes late
 
-    def __init__(self, placement: PipePlacement) -> None:
+    def __init__(self, placement: PipePlacement, doorbells: bool | None = None) -> None:
+        """``doorbells``: ring steps in shared memory too (None: where :func:`~..core.doorbell.supported`)."""
         self.placement = placement
         self.handles: list[WorkerHandle | None] = []
         self._checks: dict[int, tuple[Connection, Callable[[], bool]]] = {}  # each worker's answer check
+        self._ring = supported() if doorbells is None else doorbells
+        self.bells: Doorbells | None = None
+        self._held: dict[int, bytes] = {}  # replies read by poll(), delivered by the next receive
 
     def open(self, group_count: int) -> None:
         if len(self.handles) != group_count:
             self.handles = [None] * group_count
+        if self._ring and (self.bells is None or self.bells.count != group_count):
+            if self.bells is not None:
+                self.bells.close()
+            self.bells = Doorbells(group_count)
         self.placement.open(group_count)
 
     def start(self, setup: WorkerSetup) -> None:
+        self._held.pop(setup.index, None)
+        if self.bells is not None:
+            self.bells.clear(setup.index)
+            setup = dataclasses.replace(setup, doorbell=self.bells.ref(setup.index))
         self.handles[setup.index] = self.placement.start(setup)
 
     def handle(self, w: int) -> WorkerHandle:
@@ -156,28 +181,89 @@ class PipeChannel:
 
     def send(self, w: int, message: bytes) -> Failure | None:
         handle = self.handle(w)
+        bells = self.bells
         try:
+            if bells is not None:
+                if bells.undrained[w] >= DRAIN_AT:
+                    self._drain(w)
+                bells.ring(w, message)
             send_frame(handle.conn, message)
-        except OSError:
+        except (EOFError, OSError):
             handle.process.join(0.5)
             return handle.death()
         return None
 
+    def _drain(self, w: int) -> None:
+        """Read off worker ``w``'s pipe the copies of replies taken from its doorbell (anything else is held)."""
+        conn = self.handle(w).conn
+        check = self._readable(w, conn)
+        while w not in self._held and check():
+            reply = self._take(w, conn, check)
+            if reply is not None:
+                self._held[w] = reply
+
+    def _take(self, w: int, conn: Connection, check: Callable[[], bool]) -> bytes | None:
+        """The next reply on worker ``w``'s readable pipe, past copies of replies taken from its doorbell; None when
+        only such copies were there. Raises ``EOFError`` / ``OSError`` for a closed pipe."""
+        bells = self.bells
+        while True:
+            reply = recv_frame(conn)
+            if bells is None:
+                return reply
+            if not bells.stale(w, reply):
+                bells.delivered(w)
+                return reply
+            if not check():
+                return None
+
+    def _rung(self, w: int) -> bytes | None:
+        """A reply of worker ``w`` already in: held from a poll, or rung on its doorbell."""
+        held = self._held.pop(w, None)
+        if held is not None or self.bells is None:
+            return held
+        return self.bells.answer(w)
+
     def poll(self, workers: Sequence[int], timeout: float | None) -> list[int]:
-        waitables: dict[Any, int] = {}
-        for w in workers:
-            handle = self.handle(w)
-            waitables[handle.conn] = w
-            waitables[handle.process.sentinel] = w
-        ready = connection.wait(list(waitables), timeout)
-        return sorted({waitables[obj] for obj in ready})
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            found = {w for w in workers if w in self._held or (self.bells is not None and self.bells.ready(w))}
+            waitables: dict[Any, int] = {}
+            for w in workers:
+                if w not in found:
+                    handle = self.handle(w)
+                    waitables[handle.conn] = w
+                    waitables[handle.process.sentinel] = w
+            remaining = 0.0 if found else None if deadline is None else max(0.0, deadline - time.monotonic())
+            for obj in connection.wait(list(waitables), remaining) if waitables else []:
+                w = waitables[obj]
+                if w in found:
+                    continue
+                handle = self.handle(w)
+                if obj is not handle.conn:  # its process ended: receive() reports it
+                    found.add(w)
+                    continue
+                try:
+                    reply = self._take(w, handle.conn, self._readable(w, handle.conn))
+                except (EOFError, OSError):
+                    found.add(w)
+                    continue
+                if reply is not None:
+                    self._held[w] = reply
+                    found.add(w)
+            if found or remaining == 0.0:
+                return sorted(found)
 
     def receive(
         self, workers: Sequence[int], timeout: float | None, spin: SpinBudget | None = None
     ) -> dict[int, Reply]:
         results: dict[int, Reply] = {}
         started = time.perf_counter()
-        if spin is not None:
+        for w in workers:
+            reply = self._rung(w)
+            if reply is not None:
+                results[w] = reply
+        workers = [w for w in workers if w not in results]
+        if spin is not None and workers:
             self._spin_receive(workers, results, spin)
             workers = [w for w in workers if w not in results]
         waiting: dict[Any, int] = {}
@@ -200,7 +286,10 @@ class PipeChannel:
                 handle = self.handle(w)
                 try:
                     if obj is handle.conn or handle.conn.poll():
-                        results[w] = recv_frame(handle.conn)
+                        reply = self._take(w, handle.conn, self._readable(w, handle.conn))
+                        if reply is None:  # only copies of replies taken from the doorbell: still waiting
+                            continue
+                        results[w] = reply
                     else:
                         raise EOFError
                 except (EOFError, OSError):
@@ -212,20 +301,24 @@ class PipeChannel:
         return results
 
     def _spin_receive(self, workers: Sequence[int], results: dict[int, Reply], spin: SpinBudget) -> None:
-        """Poll the pipes for a short adaptive window before blocking (step replies only)."""
+        """Look at the doorbells and the pipes for a short adaptive window before blocking (step replies only)."""
         pending = {w: self.handle(w).conn for w in workers}
         pre_block = spin.pre_block()
         if pre_block > 0.0:  # a long wait: sleep through most of it, then spin for the answer
             connection.wait(list(pending.values()), pre_block)
         checks = {w: self._readable(w, conn) for w, conn in pending.items()}
+        bells = self.bells
 
         def poll() -> bool:
             for w, conn in list(pending.items()):
-                if checks[w]():
+                reply = bells.answer(w) if bells is not None else None
+                if reply is None and checks[w]():
                     try:
-                        results[w] = recv_frame(conn)
+                        reply = self._take(w, conn, checks[w])
                     except (EOFError, OSError):
                         return True  # a dead worker: the blocking path reports it
+                if reply is not None:
+                    results[w] = reply
                     del pending[w]
             return not pending
 
@@ -240,6 +333,7 @@ class PipeChannel:
 
     def stop(self, w: int) -> None:
         self._checks.pop(w, None)
+        self._held.pop(w, None)
         handle = self.handles[w] if w < len(self.handles) else None
         if handle is None:
             return
@@ -257,6 +351,10 @@ class PipeChannel:
         finally:
             self.handles = [None] * len(self.handles)
             self._checks.clear()
+            self._held.clear()
+            if self.bells is not None:
+                self.bells.close()
+                self.bells = None
             self.placement.close()
 
     def pids(self) -> list[int | None]:

@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from ding.envs.env_manager.core.codec import Codec
+from ding.envs.env_manager.core.doorbell import DoorbellRef
 from ding.envs.env_manager.core.failure import Failure
 from ding.envs.env_manager.core.shm import BufferLayout
 from ding.envs.env_manager.core.spin import SpinBudget
@@ -51,6 +52,7 @@ class WorkerSetup:
     layout: BufferLayout | None  # None until the spaces are known (probing); sent later with ATTACH
     spin_limit: float  # seconds a worker may poll for its next message before it blocks
     state_key: bytes = b""  # the trainer's env state key (ding.envs.env_state), for workers that cannot inherit it
+    doorbell: DoorbellRef | None = None  # the worker's doorbell (core.doorbell), given by a channel that rings one
 
 
 class Channel(Protocol):

@@ -33,11 +33,20 @@ from typing import Any, ClassVar
 
 from ding.envs.env_manager.core.codec import ACCEPTED, TRUSTED, Codec, NotDataError
 from ding.envs.env_manager.core.commands import Command, CommandKind
+from ding.envs.env_manager.core.doorbell import DoorbellRef, WorkerBell, step_of
 from ding.envs.env_manager.core.failure import Failure, FailureKind
 from ding.envs.env_manager.core.frames import recv_frame, send_frame
 from ding.envs.env_manager.core.replies import StepReply
 from ding.envs.env_manager.core.rows import pack_reply, unpack_request
-from ding.envs.env_manager.core.sequence import HEADER, RAW_STEP, STEP, is_step, message_seq, ok_reply
+from ding.envs.env_manager.core.sequence import (
+    HEADER,
+    RAW_STEP,
+    STEP,
+    is_step,
+    message_seq,
+    ok_reply,
+    step_message,
+)
 from ding.envs.env_manager.core.shm import (
     CONTROL_RESET_ON_DONE,
     CONTROL_STEP,
@@ -379,10 +388,12 @@ def worker_main(
     layout: BufferLayout | None,
     parent_pid: int,
     spin_limit: float = 0.0,
+    doorbell: DoorbellRef | None = None,
 ) -> None:
-    """Entry point of a worker process; ``spin_limit`` bounds its spin-wait for the next step (0: block)."""
+    """Entry point of a worker process; ``spin_limit`` bounds its spin-wait for the next step (0: block);
+    ``doorbell``: its steps are also rung in shared memory (:mod:`.doorbell`)."""
     if prepare_worker_process(parent_pid):
-        serve_connection(env_ids, env_fns_blob, conn, layout, spin_limit)
+        serve_connection(env_ids, env_fns_blob, conn, layout, spin_limit, doorbell)
 
 
 def prepare_worker_process(parent_pid: int) -> bool:
@@ -399,7 +410,12 @@ def prepare_worker_process(parent_pid: int) -> bool:
 
 
 def serve_connection(
-    env_ids: list[int], env_fns_blob: bytes, conn: Connection, layout: BufferLayout | None, spin_limit: float
+    env_ids: list[int],
+    env_fns_blob: bytes,
+    conn: Connection,
+    layout: BufferLayout | None,
+    spin_limit: float,
+    doorbell: DoorbellRef | None = None,
 ) -> None:
     """Build the envs, report their spaces on ``conn``, then answer the manager until ``close`` or a closed pipe.
 
@@ -408,26 +424,80 @@ def serve_connection(
     import cloudpickle
 
     worker = Worker(env_ids, cloudpickle.loads(env_fns_blob))
+    intake: Intake | None = None
     try:
         startup = worker.start(layout)
         conn.send_bytes(startup)
         if not worker.started:  # a constructor failed: its failure was the startup reply
             return
         budget = SpinBudget(spin_limit)
-        has_message = readable(conn)
+        intake = Intake(conn, WorkerBell(doorbell) if doorbell is not None else None)
         while True:
             idle_since = time.perf_counter()
-            spin_until(has_message, budget.window())
-            message = recv_frame(conn)
+            spin_until(intake.ready, budget.window())
+            message = intake.next()
+            if message is None:  # the pipe's copy of a step already taken from the doorbell
+                continue
             if is_step(message):
                 budget.observe(time.perf_counter() - idle_since)
             reply = worker.respond(message)
             if reply is None:
                 break
-            send_frame(conn, reply)
+            intake.answer(message, reply)
     except (EOFError, BrokenPipeError, ConnectionResetError, KeyboardInterrupt):
         pass
     finally:
         worker.close()
+        if intake is not None:
+            intake.close()
         with contextlib.suppress(Exception):
             conn.close()
+
+
+class Intake:
+    """A worker's messages, from its pipe and, when it has one, its doorbell (:mod:`.doorbell`).
+
+    A step rung on the doorbell is taken from there; its copy on the pipe is dropped when read. Every reply goes on
+    the pipe; an ``OK`` reply to a step rings the caller first.
+    """
+
+    def __init__(self, conn: Connection, bell: WorkerBell | None) -> None:
+        self.conn = conn
+        self.bell = bell
+        self.has_message = readable(conn)
+        self.taken = 0
+        """The number of the last step taken, from either."""
+
+    def ready(self) -> bool:
+        """Whether a message waits (on the doorbell, or on the pipe: a message, or the pipe's end)."""
+        bell = self.bell
+        return (bell is not None and bell.posted() > self.taken) or self.has_message()
+
+    def next(self) -> bytes | None:
+        """The next message (blocking on the pipe when none is rung); None for a step's copy already taken."""
+        bell = self.bell
+        if bell is not None:
+            posted = bell.posted()
+            if posted > self.taken:
+                self.taken = posted
+                return step_message(posted)
+        message = recv_frame(self.conn)
+        seq = step_of(message)
+        if seq:
+            if seq <= self.taken:
+                return None
+            self.taken = seq
+        return message
+
+    def answer(self, message: bytes, reply: bytes) -> None:
+        """Send ``reply`` to ``message``; an ``OK`` to a ``STEP`` rings the caller before it goes on the pipe."""
+        if self.bell is not None:
+            seq = step_of(message)
+            if seq and reply == ok_reply(seq):
+                self.bell.answer(seq)
+        send_frame(self.conn, reply)
+
+    def close(self) -> None:
+        if self.bell is not None:
+            self.bell.close()
+            self.bell = None

@@ -43,7 +43,7 @@ class RayShmWorker:
             conn.close()
             return
         use_state_key(setup.state_key)  # this actor restores the env states its trainer's processes took
-        serve_connection(setup.env_ids, setup.env_fns_blob, conn, setup.layout, setup.spin_limit)
+        serve_connection(setup.env_ids, setup.env_fns_blob, conn, setup.layout, setup.spin_limit, setup.doorbell)
 
     def ping(self) -> int:
         """The actor's process id (the call fails once Ray will not bring the actor back)."""
