@@ -12,10 +12,14 @@ Run from the project root: ``.venv/bin/python -m bench.bench_handover`` (a few s
   the child spins (``sched_yield`` between checks) until it sees it and writes it into word 1, on which the parent
   spins. This is the hand-over of PufferLib-style vectorizers: no system call at all when both sides spin.
 - ``flag_busy``: as ``flag_spin`` with a pure busy loop (no ``sched_yield``).
+- ``doorbell``: what ding's pipe channel does (:mod:`ding.envs.env_manager.core.doorbell`): the step's number rung
+  on the worker's doorbell and its frame written on the pipe; the child takes it from the doorbell as a worker does
+  (``core.worker.Intake``), rings its ``OK`` and writes its frame; the parent takes the reply from the doorbell and
+  reads the pipe's copies off every few round trips, as the channel does.
 
 The difference between the pipe rows and the flag rows is the most a step could gain from replacing the pipe
-hand-over by shared-memory flags (the cost ceiling of that change); the parent's CPU time per round trip shows
-what the waiting costs the parent's core.
+hand-over by shared-memory flags; ``doorbell`` shows how much of it ding's doorbells, which keep the pipe behind
+them, take. The parent's CPU time per round trip shows what the waiting costs the parent's core.
 """
 
 from __future__ import annotations
@@ -40,8 +44,11 @@ from multiprocessing.shared_memory import SharedMemory
 import numpy as np
 
 from bench.report import emit, table
+from ding.envs.env_manager.core.doorbell import DRAIN_AT, DoorbellRef, Doorbells, WorkerBell
 from ding.envs.env_manager.core.frames import recv_frame, send_frame
+from ding.envs.env_manager.core.sequence import message_seq, ok_reply, step_message
 from ding.envs.env_manager.core.spin import readable
+from ding.envs.env_manager.core.worker import Intake
 
 MESSAGE = struct.Struct("!cQ")
 """A request or reply: ``b"S"`` and the round trip's counter, 8 bytes big-endian (9 bytes)."""
@@ -64,6 +71,8 @@ class Way:
     spin: bool
     pause: bool = True
     """Whether a spinning side calls ``sched_yield`` between checks."""
+    bell: bool = False
+    """ding's doorbell in front of the pipe."""
 
 
 WAYS: dict[str, Way] = {
@@ -73,6 +82,7 @@ WAYS: dict[str, Way] = {
         Way("pipe_block", "pipe, blocking", pipe=True, spin=False),
         Way("flag_spin", "shared-memory flag, spinning", pipe=False, spin=True),
         Way("flag_busy", "shared-memory flag, spinning without yield", pipe=False, spin=True, pause=False),
+        Way("doorbell", "ding's doorbell and pipe, spinning", pipe=True, spin=True, bell=True),
     ]
 }
 
@@ -110,6 +120,24 @@ def pipe_child(conn: Connection, other_end: Connection, spin: bool) -> None:
         return
 
 
+def doorbell_child(conn: Connection, other_end: Connection, ref: DoorbellRef) -> None:
+    """Answer every step rung on the doorbell (or sent on the pipe) as a worker does, until the parent closes."""
+    die_with_parent()
+    other_end.close()
+    intake = Intake(conn, WorkerBell(ref))
+    try:
+        while True:
+            while not intake.ready():
+                os.sched_yield()
+            message = intake.next()
+            if message is not None:  # None: the pipe's copy of a step taken from the doorbell
+                intake.answer(message, ok_reply(message_seq(message)))
+    except EOFError:
+        return
+    finally:
+        intake.close()
+
+
 def flag_child(words: np.ndarray, pause: bool) -> None:
     """Copy each new value of word 0 into word 1 until word 0 is :data:`STOP`."""
     die_with_parent()
@@ -143,6 +171,25 @@ def pipe_round_trips(conn: Connection, spin: bool) -> Callable[[int, int], None]
             reply = recv_frame(conn)
         if reply != message:
             raise RuntimeError(f"the child answered {reply!r} to {message!r}")
+
+    return run
+
+
+def doorbell_round_trips(bells: Doorbells, conn: Connection) -> Callable[[int, int], None]:
+    """A function doing ``count`` round trips through worker 0's doorbell, its pipe carrying the copies."""
+    ready = readable(conn)
+
+    def run(start: int, count: int) -> None:
+        for i in range(start, start + count):
+            if bells.undrained[0] >= DRAIN_AT:  # the pipe's copies of replies taken from the doorbell
+                while ready():
+                    if not bells.stale(0, recv_frame(conn)):
+                        raise RuntimeError("the child answered on the pipe a step it had answered on the doorbell")
+            message = step_message(i)
+            bells.ring(0, message)
+            send_frame(conn, message)
+            while bells.answer(0) is None:
+                os.sched_yield()
 
     return run
 
@@ -203,6 +250,24 @@ def measure_pipe(way: Way, round_trips: int, repeats: int) -> WayResult:
             stop_child(process)
 
 
+def measure_doorbell(way: Way, round_trips: int, repeats: int) -> WayResult:
+    """The doorbell way's timed repeats: a fresh child, pipe and doorbell segment (removed at the end)."""
+    context = multiprocessing.get_context("fork")
+    bells = Doorbells(1)
+    parent_end, child_end = context.Pipe(duplex=True)
+    process = context.Process(target=doorbell_child, args=(child_end, parent_end, bells.ref(0)), daemon=True)
+    try:
+        process.start()
+        child_end.close()
+        return time_round_trips(doorbell_round_trips(bells, parent_end), round_trips, repeats)
+    finally:
+        parent_end.close()
+        child_end.close()
+        if process.pid is not None:
+            stop_child(process)
+        bells.close()
+
+
 def measure_flag(way: Way, round_trips: int, repeats: int) -> WayResult:
     """A flag way's timed repeats: a fresh child and shared-memory block, unlinked at the end."""
     context = multiprocessing.get_context("fork")
@@ -229,7 +294,8 @@ def measure(way: Way, round_trips: int, repeats: int) -> WayResult:
     """One way's timed repeats, with a fresh child (under a watchdog)."""
     faulthandler.dump_traceback_later(WATCHDOG_SECONDS, exit=True)
     try:
-        return (measure_pipe if way.pipe else measure_flag)(way, round_trips, repeats)
+        measured = measure_doorbell if way.bell else measure_pipe if way.pipe else measure_flag
+        return measured(way, round_trips, repeats)
     finally:
         faulthandler.cancel_dump_traceback_later()
 
@@ -276,7 +342,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))  # run the clean-up on a kill
     began = time.perf_counter()
     out = [
-        "# Hand-over round trip between two processes: pipe frames against shared-memory flags",
+        "# Hand-over round trip between two processes: pipe frames, shared-memory flags and ding's doorbells",
         "",
         f"- machine: os.cpu_count() {os.cpu_count()}, usable cores (affinity) {len(os.sched_getaffinity(0))}, "
         f"1-minute load average at start {load_average()}",

@@ -257,3 +257,19 @@ def test_doorbells_change_nothing_a_rollout_returns(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(pipe, "supported", lambda: False)
     assert PipeChannel(LocalProcesses("fork")).bells is None
     np.testing.assert_array_equal(rollout(), rung)
+
+
+def test_a_caller_waiting_for_slow_steps_sleeps_through_most_of_the_wait() -> None:
+    """Waits longer than the spin window are slept through until shortly before the answer is due, with replies
+    taken from the doorbells (their copies on the pipes) as well as through the pipes."""
+    manager = counting(4, step_seconds=0.004, envs_per_worker=2)
+    with manager:
+        manager.launch()
+        for _ in range(15):  # the caller learns how long its waits are
+            manager.step_batch(np.zeros(4, np.int64))
+        cpu, wall = time.process_time(), time.perf_counter()
+        for _ in range(30):
+            manager.step_batch(np.zeros(4, np.int64))
+        cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+        assert pipes_of(manager).bells.taken_replies > 0  # type: ignore[union-attr]
+    assert cpu < 0.5 * wall, f"the caller used {cpu:.3f} s of CPU in {wall:.3f} s"

@@ -16,7 +16,7 @@ import multiprocessing
 import os
 import pickle
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from multiprocessing import connection
 from multiprocessing.connection import Connection
 from typing import Any, Protocol
@@ -305,13 +305,13 @@ class PipeChannel:
         pending = {w: self.handle(w).conn for w in workers}
         pre_block = spin.pre_block()
         if pre_block > 0.0:  # a long wait: sleep through most of it, then spin for the answer
+            self._drain_copies(pending)  # copies on a pipe would end the sleep at once
             connection.wait(list(pending.values()), pre_block)
         checks = {w: self._readable(w, conn) for w, conn in pending.items()}
-        bells = self.bells
 
         def poll() -> bool:
             for w, conn in list(pending.items()):
-                reply = bells.answer(w) if bells is not None else None
+                reply = self._rung(w)
                 if reply is None and checks[w]():
                     try:
                         reply = self._take(w, conn, checks[w])
@@ -323,6 +323,16 @@ class PipeChannel:
             return not pending
 
         spin_until(poll, spin.window())
+
+    def _drain_copies(self, workers: Iterable[int]) -> None:
+        """Read off the pipes of ``workers`` the copies of replies taken from their doorbells (a dead worker's
+        pipe is left for the blocking wait to report)."""
+        if self.bells is None:
+            return
+        for w in workers:
+            if self.bells.undrained[w]:
+                with contextlib.suppress(EOFError, OSError):
+                    self._drain(w)
 
     def _readable(self, w: int, conn: Connection) -> Callable[[], bool]:
         """Worker ``w``'s check for an answer on ``conn``, made once per connection."""
