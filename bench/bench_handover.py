@@ -13,13 +13,14 @@ Run from the project root: ``.venv/bin/python -m bench.bench_handover`` (a few s
   spins. This is the hand-over of PufferLib-style vectorizers: no system call at all when both sides spin.
 - ``flag_busy``: as ``flag_spin`` with a pure busy loop (no ``sched_yield``).
 - ``doorbell``: what ding's pipe channel does (:mod:`ding.envs.env_manager.core.doorbell`): the step's number rung
-  on the worker's doorbell and its frame written on the pipe; the child takes it from the doorbell as a worker does
-  (``core.worker.Intake``), rings its ``OK`` and writes its frame; the parent takes the reply from the doorbell and
-  reads the pipe's copies off every few round trips, as the channel does.
+  on the worker's doorbell, with a memory fence, its frame written on the pipe only when the child sleeps; the child
+  takes it as a worker does (``core.worker.Intake``) and rings its ``OK``; the parent takes the reply from the
+  doorbell.
 
 The difference between the pipe rows and the flag rows is the most a step could gain from replacing the pipe
 hand-over by shared-memory flags; ``doorbell`` shows how much of it ding's doorbells, which keep the pipe behind
-them, take. The parent's CPU time per round trip shows what the waiting costs the parent's core.
+them for a process that sleeps, take. The parent's CPU time per round trip shows what the waiting costs the parent's
+core.
 """
 
 from __future__ import annotations
@@ -186,8 +187,8 @@ def doorbell_round_trips(bells: Doorbells, conn: Connection) -> Callable[[int, i
                     if not bells.stale(0, recv_frame(conn)):
                         raise RuntimeError("the child answered on the pipe a step it had answered on the doorbell")
             message = step_message(i)
-            bells.ring(0, message)
-            send_frame(conn, message)
+            if bells.ring(0, message):  # the child is blocked on its pipe
+                send_frame(conn, message)
             while bells.answer(0) is None:
                 os.sched_yield()
 

@@ -1,9 +1,10 @@
-"""Doorbells: steps and their ``OK`` replies handed over in shared memory, with the pipe carrying a copy of each.
+"""Doorbells: steps and their ``OK`` replies handed over in shared memory, the pipe waking an end that sleeps.
 
-Whatever way a step or a reply comes (the doorbell while both ends spin, the pipe when one of them blocked, a poll
-of in-flight workers, a control command right after a run of steps), every step runs once and every reply is
-delivered once; the pipe's copies are read off so they never pile up; a killed worker's successor takes no step of
-its predecessor's; and where doorbells are not safe (not x86-64 Linux) the pipe carries everything.
+Whatever way a step or a reply comes (the doorbell while both ends spin, the pipe when one of them blocked, both
+when it fell asleep as the other rang, a poll of in-flight workers, a control command right after a run of steps),
+every step runs once and every reply is delivered once, and no wake-up is lost; copies on the pipe never pile up; a
+killed worker's successor takes no step of its predecessor's; and where doorbells are not safe (not x86-64 Linux)
+the pipe carries everything.
 """
 
 from __future__ import annotations
@@ -129,6 +130,30 @@ def test_only_a_shared_memory_step_rings_and_a_restart_clears_the_words() -> Non
         bells.close()
 
 
+def test_a_step_or_reply_goes_on_the_pipe_too_exactly_when_the_other_end_sleeps() -> None:
+    bells = Doorbells(2)
+    worker = WorkerBell(bells.ref(1))
+    try:
+        assert not bells.ring(1, step_message(1))  # the worker spins: the doorbell is enough
+        worker.sleep()
+        assert bells.ring(1, step_message(2))  # it is blocked on its pipe: wake it there
+        assert not bells.ring(0, step_message(2))  # the other worker is awake
+        worker.wake()
+        assert not bells.ring(1, step_message(3))
+        assert bells.ring(1, b"\x80pickled command")  # commands always go on the pipe
+        assert not worker.answer(3)  # the caller is awake
+        bells.sleep([1])
+        assert worker.answer(3)  # it sleeps waiting for worker 1
+        bells.wake([1])
+        assert not worker.answer(3)
+        bells.sleep([1])
+        bells.clear(1)  # a restarted worker: nobody asleep
+        assert not worker.answer(4) and not bells.ring(1, step_message(4))
+    finally:
+        worker.close()
+        bells.close()
+
+
 def test_doorbells_are_off_where_stores_may_be_seen_out_of_order(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(doorbell.platform, "machine", lambda: "aarch64")
     assert not doorbell.supported()
@@ -177,6 +202,31 @@ def test_every_step_runs_once_whether_it_came_by_doorbell_or_by_pipe(cfg: dict[s
                 assert bells.taken_replies > steps * workers // 2  # mostly rung
             else:
                 assert bells.taken_replies < steps * workers  # the caller blocked for some: the pipe woke it
+
+
+@pytest.mark.parametrize(
+    "cfg",
+    [{"envs_per_worker": 1}, {"envs_per_worker": 1, "step_in_caller": True}],
+    ids=["workers", "step-in-caller"],
+)
+def test_no_wake_up_is_lost_when_pauses_straddle_the_spin_windows(cfg: dict[str, Any]) -> None:
+    """Pauses between batches and steps of a few hundred microseconds, around the spin windows (at most 300 µs), so
+    that ends fall asleep just as the other rings: a lost wake-up would hang a step until ``step_timeout``."""
+    rng = np.random.default_rng(7)
+    manager = counting(3, step_timeout=20.0, max_retry=1, **cfg)
+    with manager:
+        manager.launch()
+        bells = pipes_of(manager).bells
+        assert bells is not None
+        for taken in range(1, 3001):
+            pause = rng.uniform(0.0, 6e-4)
+            deadline = time.perf_counter() + pause
+            while time.perf_counter() < deadline:  # a busy pause: sleeping would round it up to the timer's tick
+                pass
+            batch = manager.step_batch(np.zeros(3, np.int64))
+            assert steps_taken(batch.obs) == [taken] * 3, f"step {taken}"
+            assert not any(info.get("abnormal") for info in batch.info)
+        assert bells.taken_replies > 0
 
 
 def test_send_recv_with_partial_batches_delivers_each_reply_once() -> None:

@@ -1,6 +1,7 @@
 """The pipe channel: one duplex ``multiprocessing`` connection per worker, with the worker's process beside it.
 
-Steps need one byte each way (the data is in shared memory); control commands are pickled. Where the worker runs
+A step needs only its number each way (the data is in shared memory), on the worker's doorbell while both ends are
+awake (:mod:`..core.doorbell`), else on the pipe; control commands are pickled. Where the worker runs
 is the placement's business: :class:`LocalProcesses` starts ``multiprocessing`` children of this process; the Ray
 transport ``shm`` places Ray actors on this node that connect back over a Unix socket
 (:mod:`ding.envs.env_manager.channels.ray.actor_pipe`). Either gives a :class:`WorkerHandle`: the connection and
@@ -142,8 +143,9 @@ class LocalProcesses:
 class PipeChannel:
     """A pipe per worker; the placement decides where workers run (see the module docstring).
 
-    Steps are also rung on shared-memory doorbells where the machine allows (:mod:`..core.doorbell`): a spinning
-    worker or caller takes them without a system call, and the pipe's copies are dropped when read.
+    Steps and their ``OK`` replies are rung on shared-memory doorbells where the machine allows
+    (:mod:`..core.doorbell`): a spinning worker or caller takes them without a system call; they go on the pipe
+    too only to wake a process that sleeps (a copy that came both ways is dropped when read).
     """
 
     codec: Codec = TRUSTED  # the trainer's own processes, or Ray actors of its cluster: the same user and code
@@ -183,11 +185,10 @@ class PipeChannel:
         handle = self.handle(w)
         bells = self.bells
         try:
-            if bells is not None:
-                if bells.undrained[w] >= DRAIN_AT:
-                    self._drain(w)
-                bells.ring(w, message)
-            send_frame(handle.conn, message)
+            if bells is not None and bells.undrained[w] >= DRAIN_AT:
+                self._drain(w)
+            if bells is None or bells.ring(w, message):
+                send_frame(handle.conn, message)
         except (EOFError, OSError):
             handle.process.join(0.5)
             return handle.death()
@@ -201,6 +202,8 @@ class PipeChannel:
             reply = self._take(w, conn, check)
             if reply is not None:
                 self._held[w] = reply
+        if self.bells is not None:
+            self.bells.undrained[w] = 0  # a copy still on its way is dropped whenever the pipe is read
 
     def _take(self, w: int, conn: Connection, check: Callable[[], bool]) -> bytes | None:
         """The next reply on worker ``w``'s readable pipe, past copies of replies taken from its doorbell; None when
@@ -234,7 +237,7 @@ class PipeChannel:
                     waitables[handle.conn] = w
                     waitables[handle.process.sentinel] = w
             remaining = 0.0 if found else None if deadline is None else max(0.0, deadline - time.monotonic())
-            for obj in connection.wait(list(waitables), remaining) if waitables else []:
+            for obj in self._wait(waitables, remaining, found):
                 w = waitables[obj]
                 if w in found:
                     continue
@@ -252,6 +255,26 @@ class PipeChannel:
                     found.add(w)
             if found or remaining == 0.0:
                 return sorted(found)
+
+    def _wait(self, waitables: dict[Any, int], timeout: float | None, found: set[int]) -> list[Any]:
+        """``connection.wait`` on the workers' pipes and sentinels, the caller asleep on their doorbells meanwhile
+        (their ``OK`` replies then come on the pipes too); a worker that rang as the caller fell asleep is added to
+        ``found`` and nothing is waited for."""
+        if not waitables:
+            return []
+        bells = self.bells
+        if bells is None or timeout == 0.0:
+            return connection.wait(list(waitables), timeout)
+        workers = set(waitables.values())
+        bells.sleep(workers)
+        try:
+            rang = {w for w in workers if bells.ready(w)}
+            if rang:
+                found.update(rang)
+                return []
+            return connection.wait(list(waitables), timeout)
+        finally:
+            bells.wake(workers)
 
     def receive(
         self, workers: Sequence[int], timeout: float | None, spin: SpinBudget | None = None
@@ -274,7 +297,15 @@ class PipeChannel:
         deadline = None if timeout is None else time.monotonic() + timeout
         while waiting:
             remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
-            ready = connection.wait(list(waiting), remaining)
+            rang: set[int] = set()
+            ready = self._wait(waiting, remaining, rang)
+            for w in rang:  # answered on its doorbell as the caller fell asleep
+                reply = self._rung(w)
+                if reply is not None:
+                    results[w] = reply
+                    waiting = {k: v for k, v in waiting.items() if v != w}
+            if rang:
+                continue
             if not ready:
                 for w in set(waiting.values()):
                     results[w] = Failure.timeout(f"{self.handle(w).describe()} did not answer within {timeout} s")
@@ -306,7 +337,7 @@ class PipeChannel:
         pre_block = spin.pre_block()
         if pre_block > 0.0:  # a long wait: sleep through most of it, then spin for the answer
             self._drain_copies(pending)  # copies on a pipe would end the sleep at once
-            connection.wait(list(pending.values()), pre_block)
+            self._wait({conn: w for w, conn in pending.items()}, pre_block, set())
         checks = {w: self._readable(w, conn) for w, conn in pending.items()}
 
         def poll() -> bool:

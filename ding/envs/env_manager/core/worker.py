@@ -457,8 +457,9 @@ def serve_connection(
 class Intake:
     """A worker's messages, from its pipe and, when it has one, its doorbell (:mod:`.doorbell`).
 
-    A step rung on the doorbell is taken from there; its copy on the pipe is dropped when read. Every reply goes on
-    the pipe; an ``OK`` reply to a step rings the caller first.
+    A step rung on the doorbell is taken from there; a copy of it on the pipe (sent while this worker was falling
+    asleep) is dropped when read. An ``OK`` reply to a step rings the caller and goes on the pipe only when the caller
+    is asleep; every other reply goes on the pipe.
     """
 
     def __init__(self, conn: Connection, bell: WorkerBell | None) -> None:
@@ -476,12 +477,22 @@ class Intake:
     def next(self) -> bytes | None:
         """The next message (blocking on the pipe when none is rung); None for a step's copy already taken."""
         bell = self.bell
-        if bell is not None:
-            posted = bell.posted()
-            if posted > self.taken:
-                self.taken = posted
-                return step_message(posted)
-        message = recv_frame(self.conn)
+        if bell is None:
+            return recv_frame(self.conn)
+        rung = self._rung(bell)
+        if rung is not None:
+            return rung
+        if self.has_message():
+            message = recv_frame(self.conn)
+        else:
+            bell.sleep()
+            try:
+                rung = self._rung(bell)  # rung as this worker fell asleep: the caller may not have seen it sleep
+                if rung is not None:
+                    return rung
+                message = recv_frame(self.conn)
+            finally:
+                bell.wake()
         seq = step_of(message)
         if seq:
             if seq <= self.taken:
@@ -489,12 +500,20 @@ class Intake:
             self.taken = seq
         return message
 
+    def _rung(self, bell: WorkerBell) -> bytes | None:
+        posted = bell.posted()
+        if posted <= self.taken:
+            return None
+        self.taken = posted
+        return step_message(posted)
+
     def answer(self, message: bytes, reply: bytes) -> None:
-        """Send ``reply`` to ``message``; an ``OK`` to a ``STEP`` rings the caller before it goes on the pipe."""
+        """Send ``reply`` to ``message``: an ``OK`` to a ``STEP`` on the doorbell (and on the pipe when the caller is
+        asleep), anything else on the pipe."""
         if self.bell is not None:
             seq = step_of(message)
-            if seq and reply == ok_reply(seq):
-                self.bell.answer(seq)
+            if seq and reply == ok_reply(seq) and not self.bell.answer(seq):
+                return
         send_frame(self.conn, reply)
 
     def close(self) -> None:
