@@ -391,7 +391,7 @@ def worker_main(
     doorbell: DoorbellRef | None = None,
 ) -> None:
     """Entry point of a worker process; ``spin_limit`` bounds its spin-wait for the next step (0: block);
-    ``doorbell``: its steps are also rung in shared memory (:mod:`.doorbell`)."""
+    ``doorbell``: its steps and ``OK`` replies go through shared memory while both ends are awake (:mod:`.doorbell`)."""
     if prepare_worker_process(parent_pid):
         serve_connection(env_ids, env_fns_blob, conn, layout, spin_limit, doorbell)
 
