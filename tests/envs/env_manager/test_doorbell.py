@@ -199,9 +199,10 @@ def test_every_step_runs_once_whether_it_came_by_doorbell_or_by_pipe(cfg: dict[s
             assert max(bells.undrained) <= DRAIN_AT
             workers = len(pipes_of(m).handles) - (1 if cfg.get("step_in_caller") else 0)
             if m is manager:
-                assert bells.taken_replies > steps * workers // 2  # mostly rung
-            else:
-                assert bells.taken_replies < steps * workers  # the caller blocked for some: the pipe woke it
+                assert bells.taken_replies > 0  # while both ends spin, replies are rung
+                assert bells.piped_steps >= workers  # after each pause: the workers slept, the pipe woke them
+            elif not cfg.get("step_in_caller"):  # (stepping an env itself, the caller finds the replies rung)
+                assert bells.taken_replies < steps * workers  # the caller slept for some: the pipe woke it
 
 
 @pytest.mark.parametrize(
@@ -310,8 +311,8 @@ def test_doorbells_change_nothing_a_rollout_returns(monkeypatch: pytest.MonkeyPa
 
 
 def test_a_caller_waiting_for_slow_steps_sleeps_through_most_of_the_wait() -> None:
-    """Waits longer than the spin window are slept through until shortly before the answer is due, with replies
-    taken from the doorbells (their copies on the pipes) as well as through the pipes."""
+    """Waits longer than the spin window are slept through until shortly before the answer is due (the caller
+    sleeps on the pipes; a reply rung as it fell asleep is taken from the doorbell)."""
     manager = counting(4, step_seconds=0.004, envs_per_worker=2)
     with manager:
         manager.launch()
@@ -321,5 +322,4 @@ def test_a_caller_waiting_for_slow_steps_sleeps_through_most_of_the_wait() -> No
         for _ in range(30):
             manager.step_batch(np.zeros(4, np.int64))
         cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-        assert pipes_of(manager).bells.taken_replies > 0  # type: ignore[union-attr]
     assert cpu < 0.5 * wall, f"the caller used {cpu:.3f} s of CPU in {wall:.3f} s"

@@ -107,6 +107,8 @@ class Doorbells:
         """Per worker: replies taken from the doorbell whose copies may still be on the pipe."""
         self.taken_replies = 0
         """Replies taken from doorbells so far (the rest came through the pipes)."""
+        self.piped_steps = 0
+        """Steps also sent on the pipe so far, to wake a worker that was asleep."""
 
     def ref(self, w: int) -> DoorbellRef:
         return DoorbellRef(self._segment.spec, w)
@@ -120,7 +122,10 @@ class Doorbells:
         at = w * WORDS
         self._words[at + POSTED] = seq
         fence()
-        return self._words[at + WORKER_ASLEEP] != 0
+        if self._words[at + WORKER_ASLEEP] == 0:
+            return False
+        self.piped_steps += 1
+        return True
 
     def sleep(self, workers: Iterable[int]) -> None:
         """The caller is about to block waiting for ``workers``: their ``OK`` replies come on the pipe too from now.
