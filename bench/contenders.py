@@ -301,8 +301,8 @@ class DingSendRecv(DingManager):
         batch = manager.recv()
         self.ids = batch.env_ids
         self.delivered += len(self.ids)
-        for info in batch.info:
-            if info and info.get("abnormal"):
+        for row in np.flatnonzero(batch.done).tolist():  # an abnormal step ends its episode: other infos go unread
+            if batch.info[row].get("abnormal"):
                 self.abnormal += 1
         return len(self.ids)
 

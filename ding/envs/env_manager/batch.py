@@ -12,13 +12,20 @@ from gymnasium import spaces
 from ding.envs.values.timestep import BaseEnvTimestep
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, init=False)
 class BatchTimestep:
     """One step of every env as arrays with a leading env axis (what vectorized trainers consume).
 
     ``obs`` holds each env's next observation: the new episode's first one where an episode ended
     and the env was reset; ``final_obs`` maps the env ids whose episode ended to its last one.
-    ``env_ids`` names the env of each row (``recv`` returns some envs; ``step_batch`` every env, in order).
+    ``env_ids`` names the env of each row (``recv`` returns some envs, in any order; ``step_batch`` every env, in
+    order). It is immutable.
+
+    Example:
+        >>> batch = BatchTimestep(np.zeros((2, 3)), np.ones((2, 1)), np.zeros(2, bool), np.zeros(2, bool),
+        ...     np.zeros(2, bool), [{}, {}], {}, np.array([1, 0]))
+        >>> batch.obs.shape, batch.env_ids.tolist()
+        ((2, 3), [1, 0])
     """
 
     obs: Any
@@ -28,7 +35,30 @@ class BatchTimestep:
     truncated: np.ndarray
     info: Sequence[dict[str, Any]]
     final_obs: dict[int, Any]
-    env_ids: np.ndarray = dataclasses.field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    env_ids: np.ndarray
+
+    def __init__(
+        self,
+        obs: Any,
+        reward: np.ndarray,
+        done: np.ndarray,
+        terminated: np.ndarray,
+        truncated: np.ndarray,
+        info: Sequence[dict[str, Any]],
+        final_obs: dict[int, Any],
+        env_ids: np.ndarray | None = None,
+    ) -> None:
+        # Built once per batch: the fields go straight into the instance's dict (the frozen class refuses
+        # attribute assignment, and its generated __init__ pays object.__setattr__ per field).
+        fields = self.__dict__
+        fields["obs"] = obs
+        fields["reward"] = reward
+        fields["done"] = done
+        fields["terminated"] = terminated
+        fields["truncated"] = truncated
+        fields["info"] = info
+        fields["final_obs"] = final_obs
+        fields["env_ids"] = np.empty(0, dtype=np.int64) if env_ids is None else env_ids
 
 
 @dataclasses.dataclass(frozen=True)

@@ -12,7 +12,7 @@ import numpy as np
 from gymnasium import spaces
 
 from ding.envs.env_manager.state import EnvState
-from ding.envs.values.conversion import Converter, within_bounds
+from ding.envs.values.conversion import Converter, bounds_check
 
 ResetParam = Mapping[int, Mapping[str, Any] | None] | None
 """Reset kwargs by env id (None: reset every env without kwargs)."""
@@ -85,13 +85,15 @@ def check_action_rows(
     ready_ids: ReadyIds,
     states: Mapping[int, EnvState],
     check: Converter | None,
+    fits: Callable[[np.ndarray], bool] | None = None,
 ) -> dict[int, Any]:
     """:func:`check_actions` for one action per env id as rows of an array, checked as one array where it can be.
 
     An integer array in a ``Discrete`` space's range, or an array of rows of a ``Box`` (or multi-discrete, binary)
     space's shape within its bounds, passes with one vectorized check; anything else (a wrong value, dtype or
     shape, a Box action outside the bounds or not finite) goes through ``check`` action by action, so the errors
-    (and the clipping of a ``ClippedBox``) are the per-action ones, naming the env id and value.
+    (and the clipping of a ``ClippedBox``) are the per-action ones, naming the env id and value. ``fits`` is
+    :func:`~ding.envs.values.conversion.bounds_check` of ``space``, when the caller made it once.
 
     >>> from ding.envs.values.conversion import action_converter
     >>> space = spaces.Discrete(2)
@@ -110,26 +112,29 @@ def check_action_rows(
 Box(-2.0, 2.0, (1,), float32) takes finite values in [-2.0, 2.0]
     """
     arr = rows if isinstance(rows, np.ndarray) else None
-    if check is not None and arr is not None and all(i in ready for i in env_ids):
-        fitted = _fit_rows(arr, len(env_ids), space)
+    if check is not None and arr is not None and ready.keys() >= set(env_ids):
+        fitted = _fit_rows(arr, len(env_ids), space, fits or bounds_check(space))
         if fitted is not None:
             return dict(zip(env_ids, fitted, strict=True))
     return check_actions({env_id: rows[j] for j, env_id in enumerate(env_ids)}, ready, ready_ids, states, check)
 
 
-def _fit_rows(arr: np.ndarray, n: int, space: spaces.Space[Any]) -> np.ndarray | None:
+def _fit_rows(
+    arr: np.ndarray, n: int, space: spaces.Space[Any], fits: Callable[[np.ndarray], bool]
+) -> np.ndarray | None:
     """``arr`` as ``n`` valid actions of ``space`` (cast to its dtype), or None when any might not be one.
 
-    Valid is :func:`~ding.envs.values.conversion.within_bounds`, the check with which the converter passes an action
-    unchanged; anything else (NaN, a value past a bound, even one it would clip) goes through the converter.
+    Valid is ``fits`` (the space's :func:`~ding.envs.values.conversion.bounds_check`), the check with which the
+    converter passes an action unchanged; anything else (NaN, a value past a bound, even one it would clip) goes
+    through the converter.
     """
     if isinstance(space, spaces.Discrete):
         if arr.shape != (n,) or arr.dtype.kind not in "iu":
             return None
-        return arr if within_bounds(space, arr) else None
+        return arr if fits(arr) else None
     if isinstance(space, (spaces.Box, spaces.MultiDiscrete, spaces.MultiBinary)):
         dtype = np.dtype(space.dtype)
         if arr.shape != (n, *space.shape) or (dtype.kind in "iu" and arr.dtype.kind not in "iub"):
             return None
-        return arr.astype(dtype, copy=False) if within_bounds(space, arr) else None
+        return arr.astype(dtype, copy=False) if fits(arr) else None
     return None

@@ -21,7 +21,7 @@ from gymnasium import spaces
 from ding.envs.env_manager.inputs import check_action_rows, check_actions
 from ding.envs.env_manager.settings import ManagerSettings
 from ding.envs.env_manager.state import EnvState
-from ding.envs.values.conversion import Converter
+from ding.envs.values.conversion import Converter, bounds_check
 from ding.envs.values.spaces import DEFAULT_REWARD_SPACE
 from ding.envs.values.timestep import BaseEnvTimestep
 from ding.errors import EnvManagerError
@@ -75,6 +75,7 @@ class EnvLedger:
         self._failures: dict[int, int] = {}  # env id -> consecutive failed attempts
         self._fatal: list[EnvManagerError] = []  # failures past max_retry, raised when the call ends
         self._action_check: Converter | None = None
+        self._action_fits: Callable[[np.ndarray], bool] | None = None  # the action space's bounds check
         self._action_space: spaces.Space[Any] | None = None
         self.reward_space: spaces.Space[Any] = DEFAULT_REWARD_SPACE
         """The space whose zero first and abnormal timesteps carry (the manager sets it once spaces are known)."""
@@ -99,6 +100,7 @@ class EnvLedger:
     def expect_actions(self, action_space: spaces.Space[Any] | None, check: Converter | None) -> None:
         """How actions are checked from now on: with ``check`` in ``action_space`` (None: the envs check their own)."""
         self._action_space, self._action_check = action_space, check
+        self._action_fits = bounds_check(action_space) if action_space is not None else None
 
     # ----- states --------------------------------------------------------------------------------
     def state(self, env_id: int) -> EnvState:
@@ -189,7 +191,14 @@ class EnvLedger:
         if self._action_check is None or self._action_space is None:  # the envs check their own actions
             return self.accept_actions({env_id: rows[j] for j, env_id in enumerate(env_ids)})
         return check_action_rows(
-            rows, env_ids, self._action_space, self._ready, self.ready_ids, self._states, self._action_check
+            rows,
+            env_ids,
+            self._action_space,
+            self._ready,
+            self.ready_ids,
+            self._states,
+            self._action_check,
+            self._action_fits,
         )
 
     # ----- failures ------------------------------------------------------------------------------

@@ -78,21 +78,22 @@ class SendRecv:
         chosen, rows = self._by_env(actions, env_ids)
         if not chosen:
             raise ValueError(f"send() got no actions; envs that take actions: {ledger.ready_ids()}")
-        flying = self._first
-        in_flight = sorted(i for i in chosen if i in self._sent or i in flying) if self._sent or flying else []
-        if in_flight:
+        sent, flying = self._sent, self._first
+        if not sent.keys().isdisjoint(chosen) or (flying and not set(flying).isdisjoint(chosen)):
+            in_flight = sorted(i for i in chosen if i in sent or i in flying)
             raise EnvManagerError(
                 f"send() got envs {in_flight}, which are in flight; recv() them first. Envs that take actions: "
                 f"{ledger.ready_ids()}"
             )
-        worker_key = self._engine.worker_key
-        busy_keys = {worker_key(i) for i in self._sent}
-        blocked = sorted(i for i in chosen if isinstance(i, int) and worker_key(i) in busy_keys) if busy_keys else []
-        if blocked:
-            raise EnvManagerError(
-                f"send() got envs {blocked}, whose worker is stepping other envs in flight; recv() those first. "
-                f"Envs that take actions: {ledger.ready_ids()}"
-            )
+        if sent:
+            worker_key = self._engine.worker_key
+            busy_keys = set(map(worker_key, sent))
+            blocked = sorted(i for i in chosen if isinstance(i, int) and worker_key(i) in busy_keys)
+            if blocked:
+                raise EnvManagerError(
+                    f"send() got envs {blocked}, whose worker is stepping other envs in flight; recv() those first. "
+                    f"Envs that take actions: {ledger.ready_ids()}"
+                )
         # an array is checked as one where the ledger can
         checked = ledger.accept_actions(rows) if isinstance(rows, Mapping) else ledger.accept_action_rows(chosen, rows)
         self._engine.dispatch(checked)
@@ -108,7 +109,8 @@ class SendRecv:
         if env_ids is None:
             ids = self._last if self._last is not None else self._ledger.ready_ids()
         else:
-            ids = [int(i) for i in np.asarray(env_ids).reshape(-1)]
+            given = np.asarray(env_ids).reshape(-1)
+            ids = given.tolist() if given.dtype.kind in "iu" else [int(i) for i in given]
         if len(ids) != len(set(ids)):
             raise ValueError(f"send() got env ids {ids}, with repeats; each env takes one action")
         rows = actions if isinstance(actions, (np.ndarray, Sequence)) else np.asarray(actions)
@@ -138,20 +140,7 @@ class SendRecv:
             )
         size = batch_size if batch_size is not None else self._settings.batch_size
         wanted = pending if size is None else min(int(size), pending)
-        worker_key = self._engine.worker_key
-        firsts: list[int] = []
-        keys: set[int] = set()
-        for env_id in self._first:  # first observations, whole workers at a time (as their steps come)
-            if len(firsts) < wanted or worker_key(env_id) in keys:
-                firsts.append(env_id)
-                keys.add(worker_key(env_id))
-        self._first = [i for i in self._first if worker_key(i) not in keys]
-        ledger.back(firsts)
-        zero = ledger.zero_reward()
-        timesteps = {
-            env_id: BaseEnvTimestep(ledger.obs(env_id), zero.copy(), False, {}, terminated=False, truncated=False)
-            for env_id in firsts
-        }
+        timesteps = self._first_observations(wanted) if self._first else {}
         if not timesteps and self._sent:
             received = self._engine.receive(self._sent, wanted, timeout, as_batch=True)
             if isinstance(received, BatchTimestep):  # the common case: no per-env timestep objects
@@ -171,6 +160,23 @@ class SendRecv:
         batch = stack_timesteps(timesteps, ids, ledger.ready_view)
         ledger.raise_fatal()
         return batch
+
+    def _first_observations(self, wanted: int) -> dict[int, BaseEnvTimestep]:
+        """Up to ``wanted`` first observations of ``async_reset``, whole workers at a time (as their steps come)."""
+        ledger, worker_key = self._ledger, self._engine.worker_key
+        firsts: list[int] = []
+        keys: set[int] = set()
+        for env_id in self._first:
+            if len(firsts) < wanted or worker_key(env_id) in keys:
+                firsts.append(env_id)
+                keys.add(worker_key(env_id))
+        self._first = [i for i in self._first if worker_key(i) not in keys]
+        ledger.back(firsts)
+        zero = ledger.zero_reward()
+        return {
+            env_id: BaseEnvTimestep(ledger.obs(env_id), zero.copy(), False, {}, terminated=False, truncated=False)
+            for env_id in firsts
+        }
 
     def _taken(self, env_ids: list[int]) -> None:
         """The received envs leave flight; the next ``send`` without env ids means them."""

@@ -558,7 +558,9 @@ def async_pool_rollout(task: str, actions: Any, steps: int = 200) -> list[tuple[
             batch = manager.recv(4)
             obs = batch.obs if isinstance(batch.obs, dict) else {"": batch.obs}
             arrays = [batch.env_ids, *obs.values(), batch.reward, batch.done, batch.terminated, batch.truncated]
-            out.append(([(a.dtype, a.shape, a.tolist()) for a in arrays], list(batch.info), sorted(batch.final_obs)))
+            order = np.argsort(batch.env_ids, kind="stable")  # rows compared by env id: recv promises no order
+            rows = [(a.dtype, a.shape, a[order].tolist()) for a in arrays]
+            out.append((rows, [batch.info[i] for i in order.tolist()], sorted(batch.final_obs)))
             for info in batch.info:
                 info["mark"] = True  # a caller's own key: it must not reach another batch
         assert manager.ready_obs_id == sorted(set(range(8)) - set(manager.in_flight_env_ids))
@@ -588,6 +590,34 @@ def test_an_async_pool_recv_reads_a_batch_in_which_no_episode_ended_as_arrays_an
     assert len(made) > 3 * 200 and made_for_arrays < len(made) / 2  # the per-env path: one per env step
     assert made_for_arrays == 0 or task == "CartPole-v1"
     assert as_arrays == per_env
+
+
+def test_an_async_pool_recv_hands_over_the_pools_arrays_in_the_pools_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pool batch in which no episode ended comes back as the pool gave it: its rows in the pool's order, named by
+    ``env_ids``, and its observations the pool's own array (no copy), the ready observations views of it."""
+    read: list[Any] = []
+    recv = envpool_engine.PoolEngine._recv
+    monkeypatch.setattr(envpool_engine.PoolEngine, "_recv", lambda self: read.append(recv(self)) or read[-1])
+    manager = EnvPoolEnvManager({"env_id": "CartPole-v1", "env_num": 8, "options": {"batch_size": 4}})
+    manager.seed(0)
+    manager.async_reset()
+    try:
+        batch = manager.recv(4)
+        whole = 0
+        for step in range(300):
+            manager.send((np.arange(len(batch.env_ids)) + step) % 2, batch.env_ids)
+            batch = manager.recv(4)
+            pool_batch = read[-1]
+            if batch.obs is pool_batch.obs:  # read as arrays: nothing copied or reordered
+                whole += 1
+                assert batch.env_ids.tolist() == pool_batch.env_ids.tolist() and batch.env_ids.dtype == np.int64
+                assert not batch.done.any() and batch.reward[:, 0].tolist() == pool_batch.reward.tolist()
+                for row, env_id in enumerate(batch.env_ids.tolist()):
+                    assert np.shares_memory(manager.ready_obs[env_id], pool_batch.obs)
+                    assert manager.ready_obs[env_id].tolist() == batch.obs[row].tolist()
+        assert whole > 100  # most batches: episodes end every ~20 steps or so
+    finally:
+        manager.close()
 
 
 CONFIG = """

@@ -36,20 +36,24 @@ def info_rows(columns: Columns, rows: int) -> list[dict[str, Any]]:
     >>> info_rows([(InfoColumn(('ram',), 0), np.array([[1, 2], [3, 4]], dtype=np.uint8))], 2)[1]['ram']
     array([3, 4], dtype=uint8)
     """
-    top = [(column.path[0], values) for column, values in columns if len(column.path) == 1]
-    if top:  # one dict per row from the top-level columns at once, then the nested ones
-        keys = [key for key, _ in top]
-        infos = [dict(zip(keys, row, strict=True)) for row in zip(*(_row_values(v) for _, v in top), strict=True)]
-    else:
-        infos = [{} for _ in range(rows)]
+    keys, top, nested = [], [], []
     for column, values in columns:
         if len(column.path) == 1:
-            continue
-        path, last = column.path[:-1], column.path[-1]
-        for info, value in zip(infos, _row_values(values), strict=True):
-            for key in path:
-                info = info.setdefault(key, {})
-            info[last] = value
+            keys.append(column.path[0])
+            top.append(_row_values(values))
+        else:
+            nested.append((column.path, _row_values(values)))
+    # one dict per row from the top-level columns at once, then the nested ones
+    infos = [dict(zip(keys, row)) for row in zip(*top)] if top else [{} for _ in range(rows)]
+    for path, row_values in nested:
+        head, middle, last = path[0], path[1:-1], path[-1]
+        for info, value in zip(infos, row_values, strict=True):
+            node = info.get(head)
+            if node is None:
+                node = info[head] = {}
+            for key in middle:
+                node = node.setdefault(key, {})
+            node[last] = value
     return infos
 
 

@@ -83,25 +83,6 @@ class PoolBatch:
     def terminated(self) -> np.ndarray:
         return self.done & ~self.truncated
 
-    def by_env_id(self) -> PoolBatch:
-        """The same rows ordered by env id (copies of the arrays).
-
-        >>> batch = PoolBatch(np.array([5, 2]), np.array([[5.0], [2.0]]), np.array([0.5, 0.2]), np.zeros(2, bool),
-        ...     np.zeros(2, bool), [])
-        >>> ordered = batch.by_env_id()
-        >>> ordered.env_ids.tolist(), ordered.obs.tolist(), ordered.reward.tolist()
-        ([2, 5], [[2.0], [5.0]], [0.2, 0.5])
-        """
-        order = np.argsort(self.env_ids, kind="stable")
-        return PoolBatch(
-            self.env_ids[order],
-            _rows(self.obs, order),
-            self.reward[order],
-            self.done[order],
-            self.truncated[order],
-            [(column, values[order]) for column, values in self.info],
-        )
-
     def obs_rows(self) -> list[Any]:
         """Each row's observation (views of the pool's arrays)."""
         obs = self.obs
@@ -124,13 +105,6 @@ def _observation(paths: tuple[tuple[tuple[str, ...], int], ...], state: Sequence
     while not dict_obs and isinstance(obs, dict) and len(obs) == 1:
         obs = next(iter(obs.values()))
     return obs
-
-
-def _rows(obs: Any, order: np.ndarray) -> Any:
-    """Stacked observations (an array, or a dict of them) with their rows in ``order`` (a copy)."""
-    if isinstance(obs, dict):
-        return {key: _rows(value, order) for key, value in obs.items()}
-    return obs[order]
 
 
 def _obs_row(obs: Any, row: int) -> Any:
