@@ -43,8 +43,11 @@ def info_rows(columns: Columns, rows: int) -> list[dict[str, Any]]:
             top.append(_row_values(values))
         else:
             nested.append((column.path, _row_values(values)))
-    # one dict per row from the top-level columns at once, then the nested ones
-    infos = [dict(zip(keys, row)) for row in zip(*top)] if top else [{} for _ in range(rows)]
+    # one dict per row from the top-level columns at once, then the nested ones; every column has a value per row and
+    # every row a value per key, so the zips need no strict check (which costs more than the rest of the dict here)
+    infos = (
+        [dict(zip(keys, row, strict=False)) for row in zip(*top, strict=False)] if top else [{} for _ in range(rows)]
+    )
     for path, row_values in nested:
         head, middle, last = path[0], path[1:-1], path[-1]
         for info, value in zip(infos, row_values, strict=True):
