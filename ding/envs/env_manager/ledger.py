@@ -183,6 +183,19 @@ class EnvLedger:
         """The actions by env id, checked; every env named must wait for an action."""
         return check_actions(actions, self._ready, self.ready_ids, self._states, self._action_check)
 
+    def actions_fit(self, rows: np.ndarray) -> bool:
+        """Whether every action in ``rows`` (stacked on leading axes) is within the action space's bounds, the check
+        with which actions pass unchanged (:func:`~ding.envs.values.conversion.bounds_check`, made once per space).
+
+        >>> from ding.envs.env_manager.settings import MANAGER_CONFIG
+        >>> from ding.utils.accepts import plain_defaults
+        >>> ledger = EnvLedger(2, ManagerSettings.take(plain_defaults(MANAGER_CONFIG)))
+        >>> ledger.expect_actions(spaces.Discrete(3), None)
+        >>> ledger.actions_fit(np.array([0, 2])), ledger.actions_fit(np.array([0, 3]))
+        (True, False)
+        """
+        return self._action_fits is not None and self._action_fits(rows)
+
     def accept_action_rows(self, env_ids: list[int], rows: Any) -> dict[int, Any]:
         """Actions given as rows (one per env id), checked as :meth:`accept_actions` checks them.
 

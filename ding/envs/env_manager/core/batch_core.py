@@ -48,7 +48,6 @@ from ding.envs.env_manager.engine import Engine, EngineFactory, EngineParts
 from ding.envs.env_manager.ledger import NOT_RESET
 from ding.envs.env_manager.settings import MANAGER_CONFIG, ManagerSettings
 from ding.envs.probe import probe_spaces
-from ding.envs.values.conversion import bounds_check
 from ding.envs.values.spaces import EnvSpaces
 from ding.envs.values.timestep import BaseEnvTimestep
 from ding.errors import EnvManagerError
@@ -105,7 +104,6 @@ class BatchCore:
         partial = parts.partial_batches and settings.wait_num not in (None, math.inf)
         self._flight = InFlight(self._link, groups, settings, partial)
         self._workers = Workers(parts, groups, self._link, self._flight)
-        self._bounds_check: tuple[Any, Callable[[np.ndarray], bool]] | None = None  # the action space's, made once
         self._all_env_ids = np.arange(len(parts.env_fns), dtype=np.int64)  # a whole batch's env ids (read-only)
         self._all_env_ids.flags.writeable = False
         self._all_ids = list(range(len(parts.env_fns)))  # the same as a list (never changed)
@@ -308,10 +306,7 @@ class BatchCore:
             arr = arr.reshape(expected)
         if np.dtype(space.dtype).kind in "iu" and arr.dtype.kind not in "iub":
             raise TypeError(f"step_batch() actions have dtype {arr.dtype}; {space} takes integers")
-        check = self._bounds_check
-        if check is None or check[0] is not space:
-            check = self._bounds_check = (space, bounds_check(space))
-        if check[1](arr):
+        if self._ledger.actions_fit(arr):
             return arr
         env_num = self._ledger.env_num
         checked = self._ledger.accept_action_rows(list(range(env_num)), arr)  # names the env and value, or clips
