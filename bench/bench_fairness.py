@@ -2,8 +2,10 @@
 
 Run from the project root: ``.venv/bin/python -m bench.bench_fairness`` (about half a minute). ``recv`` returns every
 env that has answered, so it loses nothing; but which envs answer first is up to the workers and the kernel's
-scheduler. With more worker processes than cores, the workers that answer quickly are sent their next actions at
-once and keep the cores, while another worker's step waits for one. This benchmark counts the rows each env got.
+scheduler. With more worker processes than cores, a worker rung on a core that another process keeps waits, and the
+envs of the workers that answer first are sent their next actions again and again (the caller's yield,
+``core.spin.CoreYield``, is what keeps the caller from being that process). This benchmark counts the rows each env
+got.
 
 Each row is a layout of the same envs (``bench.contenders.synthetic_case``: a 4-float observation, a step of
 ``--step-us`` of busy CPU, 0 by default: a cheap env like CartPole), driven through ``send`` / ``recv`` in batches of

@@ -58,6 +58,10 @@ class InCallerChannel:
         self.pending.append(message)
         return None
 
+    def handed_over(self, quick: bool) -> None:
+        """As the workers' channel does (the caller's own group is stepped when it is received)."""
+        self.workers.handed_over(quick)
+
     def poll(self, workers: Sequence[int], timeout: float | None) -> list[int]:
         others = [w for w in workers if w != 0]
         if 0 in workers and self.pending:  # answered as soon as it is received; with it, whoever is in already

@@ -29,7 +29,7 @@ from ding.envs.env_manager.core.commands import Command, CommandKind
 from ding.envs.env_manager.core.doorbell import DRAIN_AT, Doorbells, supported
 from ding.envs.env_manager.core.failure import Failure
 from ding.envs.env_manager.core.frames import recv_frame, send_frame
-from ding.envs.env_manager.core.spin import SpinBudget, readable, spin_until
+from ding.envs.env_manager.core.spin import CoreYield, SpinBudget, readable, spin_until
 from ding.envs.env_manager.core.worker import worker_main
 
 CLOSE_GRACE = 2.0
@@ -159,6 +159,8 @@ class PipeChannel:
         self._ring = supported() if doorbells is None else doorbells
         self.bells: Doorbells | None = None
         self._held: dict[int, bytes] = {}  # replies read by poll(), delivered by the next receive
+        self.core = CoreYield()
+        """Whether the caller, finding its replies in, should give its core up after a batch (see ``handed_over``)."""
 
     def open(self, group_count: int) -> None:
         if len(self.handles) != group_count:
@@ -264,7 +266,7 @@ class PipeChannel:
             return []
         bells = self.bells
         if bells is None or timeout == 0.0:
-            return connection.wait(list(waitables), timeout)
+            return self._block(list(waitables), timeout)
         workers = set(waitables.values())
         bells.sleep(workers)
         try:
@@ -272,9 +274,23 @@ class PipeChannel:
             if rang:
                 found.update(rang)
                 return []
-            return connection.wait(list(waitables), timeout)
+            return self._block(list(waitables), timeout)
         finally:
             bells.wake(workers)
+
+    def _block(self, waitables: list[Any], timeout: float | None) -> list[Any]:
+        """``connection.wait``, telling :attr:`core` how long the caller waited."""
+        if timeout == 0.0:
+            return connection.wait(waitables, 0.0)
+        since = self.core.clock()
+        ready = connection.wait(waitables, timeout)
+        self.core.waited(since)
+        return ready
+
+    def handed_over(self, quick: bool) -> None:
+        """``send`` rang its workers: a caller that keeps finding its quick replies in yields its core
+        (``CoreYield``)."""
+        self.core.handed_over(quick)
 
     def receive(
         self, workers: Sequence[int], timeout: float | None, spin: SpinBudget | None = None

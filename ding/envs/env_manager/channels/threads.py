@@ -143,6 +143,10 @@ class ThreadChannel:
                 ready.append(w)
         return ready
 
+    def handed_over(self, quick: bool) -> None:
+        """Nothing to do: the worker threads get the GIL when the caller waits, or at the interpreter's switch
+        interval."""
+
     def poll(self, workers: Sequence[int], timeout: float | None) -> list[int]:
         deadline = None if timeout is None else time.monotonic() + timeout
         self._drain(0)

@@ -43,6 +43,7 @@ from ding.envs.env_manager.core.replies import StepReply
 from ding.envs.env_manager.core.rows import pack_request
 from ding.envs.env_manager.core.sequence import step_message
 from ding.envs.env_manager.core.shm import CONTROL_RESET_ON_DONE, CONTROL_STEP, FLAG_RESET, SharedBuffers, build_tree
+from ding.envs.env_manager.core.spin import QUICK_REPLY
 from ding.envs.env_manager.core.workers import Workers
 from ding.envs.env_manager.engine import Engine, EngineFactory, EngineParts
 from ding.envs.env_manager.ledger import NOT_RESET
@@ -406,6 +407,7 @@ class BatchCore:
         self._flight.refuse_send()
         sent, faults = self._dispatch(actions)
         self._flight.sent(sent, faults)
+        self._link.handed_over(quick=self._flight.quickest_reply < QUICK_REPLY)
 
     def receive(
         self, pending: Mapping[int, Any], wanted: int, timeout: float | None, *, as_batch: bool = False

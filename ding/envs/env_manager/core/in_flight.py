@@ -16,6 +16,7 @@ is in flight and waits for replies; the core (:mod:`.batch_core`) reads them int
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -38,6 +39,9 @@ class InFlight:
         self._stepping: dict[int, tuple[float, dict[int, Any]]] = {}  # partial: worker -> (sent at, its actions)
         self._sent_at: dict[int, float] = {}  # send / recv: worker -> when send() woke it
         self._send_faults: dict[int, Failure] = {}  # send / recv: worker -> the failure send() met waking it
+        self.quickest_reply = math.inf
+        """send / recv: how soon after its ``send`` the newest-sent reply of a ``recv`` typically came (seconds;
+        infinite until a ``recv`` has said)."""
 
     def clear(self) -> None:
         """The workers stop with the manager: no step is in flight any more."""
@@ -147,8 +151,11 @@ class InFlight:
             if step_timeout is not None:
                 limits.append(min(self._sent_at[w] for w in waiting) + step_timeout - now)
             replies.update(self._receive_any(waiting, max(0.0, min(limits)) if limits else None, self._sent_at))
-        for w in replies:
-            self._sent_at.pop(w, None)
+        sent = [self._sent_at.pop(w) for w in replies if w in self._sent_at]
+        if sent:
+            latest = time.monotonic() - max(sent)
+            known = self.quickest_reply != math.inf
+            self.quickest_reply = 0.8 * self.quickest_reply + 0.2 * latest if known else latest
         return by_worker, replies
 
     def _receive_any(

@@ -96,6 +96,11 @@ class WorkerLink:
         """Which of ``workers`` have a reply (or died), waiting up to ``timeout`` for the first."""
         return self.channel.poll(workers, timeout)
 
+    def handed_over(self, quick: bool) -> None:
+        """``send`` has rung its workers, whose replies are ``quick``, and returns to the caller's own work (a
+        channel may yield the caller's core)."""
+        self.channel.handed_over(quick)
+
     # ----- replies -------------------------------------------------------------------------------
     def decode(self, w: int, reply: Reply | StepReply, results: Results, step: bool = True) -> StepReply | Failure:
         """A worker's step (or with ``step=False`` reset) reply as a value (see :meth:`Results.decode`).

@@ -3,7 +3,8 @@
 Blocking on a pipe costs a scheduler wake-up (tens to hundreds of microseconds on a VM); polling
 for a short window catches quick answers without it. The window follows the typical recent wait
 and, for long waits, starts only shortly before the answer is due, so slow envs are waited for
-mostly blocked, without burning a core.
+mostly blocked, without burning a core. A caller that never has to wait (its replies are always in) gives its core
+up once per batch instead (:class:`CoreYield`), so the workers that share its core are not starved.
 """
 
 from __future__ import annotations
@@ -47,6 +48,60 @@ class SpinBudget:
 
     def observe(self, waited: float) -> None:
         self.typical = 0.8 * self.typical + 0.2 * waited
+
+
+SLEPT = 30e-6
+"""A wait for replies that spent longer than this off the CPU slept; a shorter one found them in (or worked)."""
+QUICK_REPLY = 300e-6
+"""Replies that typically come within this of their ``send`` are quick: a core handed to their worker comes back
+soon (:class:`CoreYield`)."""
+
+
+class CoreYield:
+    """A caller that keeps finding its replies in gives its core up once after each batch it hands over.
+
+    Such a caller (``recv`` finds its batch without waiting: quick envs, more of them than a batch) never blocks, so
+    a worker rung on the caller's core waits for the kernel to preempt the caller, while the workers on the other
+    cores answer again and again: their envs' rows pile up, the others' fall behind, and the throughput drops (on two
+    cores, 4 workers of a cheap env through ``send`` / ``recv``: 1.8× the env steps/s, and every env's rows alike,
+    with the yield; ``bench/bench_fairness.py``). So when its replies are quick (:data:`QUICK_REPLY`) and it has not
+    slept since it handed over the last batch, it yields its core (``sched_yield``) after this one: a worker rung on
+    it steps now, and gives the core back soon. A caller of slow envs keeps its core: a worker given it would keep it
+    for a whole step, and the caller sleeps while it waits for its replies anyway.
+
+    >>> core = CoreYield()
+    >>> core.handed_over(quick=True); core.handed_over(quick=True); core.yields  # no sleep in between: a yield
+    1
+    >>> core.handed_over(quick=False); core.yields  # slow replies: the caller keeps its core
+    1
+    >>> since = core.clock(); time.sleep(0.001); core.waited(since); core.handed_over(quick=True); core.yields
+    1
+    """
+
+    def __init__(self) -> None:
+        self.slept = True
+        """Whether the caller slept waiting for replies since it last handed a batch over."""
+        self.yields = 0
+        """How often the caller gave its core up."""
+
+    @staticmethod
+    def clock() -> tuple[float, float]:
+        """Now, as wall time and this thread's CPU time (the start of a wait, for :meth:`waited`)."""
+        return time.perf_counter(), time.thread_time()
+
+    def waited(self, since: tuple[float, float]) -> None:
+        """The caller waited for replies from ``since`` (:meth:`clock`) to now: it slept if it was off the CPU for
+        longer than :data:`SLEPT` meanwhile."""
+        wall, cpu = since
+        if (time.perf_counter() - wall) - (time.thread_time() - cpu) > SLEPT:
+            self.slept = True
+
+    def handed_over(self, quick: bool) -> None:
+        """The caller has sent a batch of steps and goes back to its own work; ``quick``: its replies are quick."""
+        if quick and not self.slept:
+            self.yields += 1
+            os.sched_yield()
+        self.slept = False
 
 
 def spin_until(ready: Callable[[], bool], window: float) -> bool:

@@ -150,6 +150,9 @@ class RayCallChannel:
         handle.calls.append(Call(handle.actor.handle.remote(message)))
         return None
 
+    def handed_over(self, quick: bool) -> None:
+        """Nothing to do: each step is a Ray call, which the caller waits for in Ray."""
+
     def poll(self, workers: Sequence[int], timeout: float | None) -> list[int]:
         """The actors among ``workers`` whose oldest call in flight has ended, waiting up to ``timeout`` for one.
 

@@ -106,6 +106,10 @@ class ZmqChannel:
     def send(self, w: int, message: bytes) -> Failure | None:
         return self._open_hub().request(w, REQUEST, message)
 
+    def handed_over(self, quick: bool) -> None:
+        """Nothing: the caller waits for its replies in the hub, asleep between messages, so it does not keep a core
+        from local workers (as the pipe channel's caller can, :class:`~ding.envs.env_manager.core.spin.CoreYield`)."""
+
     def poll(self, workers: Sequence[int], timeout: float | None) -> list[int]:
         return self._open_hub().answered(workers, timeout)
 
