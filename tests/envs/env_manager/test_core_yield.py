@@ -15,7 +15,7 @@ import pytest
 from ding.envs.env_manager import BaseEnvManager
 from ding.envs.env_manager.channels.in_caller import InCallerChannel
 from ding.envs.env_manager.channels.pipe import PipeChannel
-from ding.envs.env_manager.core.spin import CoreYield
+from ding.envs.env_manager.core.spin import SLEPT, CoreYield
 from tests.envs.env_manager.test_doorbell import counting
 
 
@@ -39,14 +39,14 @@ def test_a_caller_yields_after_a_batch_only_when_its_replies_are_quick_and_it_di
     assert len(yielded) == core.yields == 2  # from then on, once after each batch
     core.handed_over(quick=False)
     assert core.yields == 2  # slow replies: the caller keeps its core
-    core.waited((time.perf_counter() - 0.002, time.thread_time() - 0.002))  # 2 ms of waiting, all on the CPU
+    core.off_cpu(SLEPT / 2)  # a wait that found its replies in (or spent its time on the CPU)
     core.handed_over(quick=True)
     assert core.yields == 3
-    core.waited((time.perf_counter() - 0.002, time.thread_time()))  # 2 ms of waiting off the CPU: a sleep
+    core.off_cpu(0.002)  # 2 ms off the CPU: a sleep
     core.handed_over(quick=True)
     assert core.yields == 3 and not core.slept
     since = core.clock()
-    time.sleep(0.002)
+    time.sleep(0.002)  # the clocks: a real sleep is seen as one
     core.waited(since)
     assert core.slept
 

@@ -93,7 +93,12 @@ class CoreYield:
         """The caller waited for replies from ``since`` (:meth:`clock`) to now: it slept if it was off the CPU for
         longer than :data:`SLEPT` meanwhile."""
         wall, cpu = since
-        if (time.perf_counter() - wall) - (time.thread_time() - cpu) > SLEPT:
+        self.off_cpu((time.perf_counter() - wall) - (time.thread_time() - cpu))
+
+    def off_cpu(self, seconds: float) -> None:
+        """The caller spent ``seconds`` off the CPU waiting for replies: it slept if that is longer than
+        :data:`SLEPT`."""
+        if seconds > SLEPT:
             self.slept = True
 
     def handed_over(self, quick: bool) -> None:
