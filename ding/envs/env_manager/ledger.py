@@ -161,6 +161,12 @@ class EnvLedger:
         """Take env ``env_id``'s observation away (it is being reset or stepped); returns it (None: it had none)."""
         return self._ready.pop(env_id, None)
 
+    def drop_obs_of(self, env_ids: Iterable[int]) -> None:
+        """:meth:`drop_obs` of each of ``env_ids``."""
+        pop = self._ready.pop
+        for env_id in env_ids:
+            pop(env_id, None)
+
     def away(self, env_ids: Iterable[int]) -> None:
         """The envs are in flight: they keep their observation, but take no action until :meth:`back`."""
         self._away.update(env_ids)

@@ -46,6 +46,8 @@ class SendRecv:
         """Envs reset by ``async_reset`` whose first observation ``recv`` has not returned yet."""
         self._last: list[int] | None = None
         """Envs the last ``recv`` returned (None: none since launch or reset; ``send`` then means every ready env)."""
+        self._workers_shared: bool | None = None
+        """Whether a worker steps more than one env (found at the first ``send`` after launch)."""
 
     def in_flight(self) -> list[int]:
         return sorted([*self._sent, *self._first])
@@ -56,6 +58,7 @@ class SendRecv:
         self._sent.clear()
         self._first.clear()
         self._last = None
+        self._workers_shared = None
 
     def check_idle(self, operation: str) -> None:
         """Refuse ``operation`` (a synchronous call) while envs are in flight from ``send`` or ``async_reset``."""
@@ -85,7 +88,7 @@ class SendRecv:
                 f"send() got envs {in_flight}, which are in flight; recv() them first. Envs that take actions: "
                 f"{ledger.ready_ids()}"
             )
-        if sent:
+        if sent and self._shares_workers():  # else an env's worker is busy only with the env itself, checked above
             worker_key = self._engine.worker_key
             busy_keys = set(map(worker_key, sent))
             blocked = sorted(i for i in chosen if isinstance(i, int) and worker_key(i) in busy_keys)
@@ -99,6 +102,13 @@ class SendRecv:
         self._engine.dispatch(checked)
         self._sent.update(checked)
         ledger.away(checked)
+
+    def _shares_workers(self) -> bool:
+        """Whether some worker steps more than one env, so that ``send`` must refuse an env whose worker is busy."""
+        if self._workers_shared is None:
+            env_num, worker_key = self._ledger.env_num, self._engine.worker_key
+            self._workers_shared = len({worker_key(env_id) for env_id in range(env_num)}) < env_num
+        return self._workers_shared
 
     def _by_env(self, actions: Any, env_ids: Any) -> tuple[list[Any], Any]:
         """``send``'s env ids and actions: a mapping's keys and itself, or ``env_ids`` and the rows of an array."""

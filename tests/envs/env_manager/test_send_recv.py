@@ -163,6 +163,29 @@ def test_errors_name_the_envs_and_what_is_accepted(manager_kind: str, new_manage
     manager.step({0: 0, 1: 0})  # nothing in flight: step works again
 
 
+@pytest.mark.parametrize("kind", ["subprocess-1", "async", "zmq"])
+def test_send_refuses_an_env_whose_worker_is_busy_and_only_then(kind: str, new_manager: MakeManager) -> None:
+    shared = new_manager(kind, [partial(CartPoleEnv, cfg={})] * 4, envs_per_worker=2)
+    shared.async_reset()
+    shared.recv(batch_size=4)
+    shared.send({0: 0})
+    with pytest.raises(EnvManagerError, match=r"send\(\) got envs \[1\], whose worker is stepping other envs"):
+        shared.send({1: 0, 2: 0})
+    shared.send({2: 0, 3: 0})  # the other worker's envs
+    assert sorted(shared.recv(batch_size=4).env_ids.tolist()) == [0, 2, 3]
+    shared.close()
+    shared.launch()  # a new launch finds the workers again
+    shared.send({0: 0})
+    with pytest.raises(EnvManagerError, match=r"send\(\) got envs \[1\], whose worker"):
+        shared.send({1: 0})
+    own = new_manager(kind, [partial(CartPoleEnv, cfg={})] * 2, envs_per_worker=1)
+    own.async_reset()
+    own.recv(batch_size=2)
+    own.send({0: 0})
+    own.send({1: 0})  # a worker of its own: never busy with another env
+    assert sorted(own.recv(batch_size=2).env_ids.tolist()) == [0, 1]
+
+
 def test_batch_size_config_is_checked() -> None:
     with pytest.raises(ConfigError, match=r"env\.manager\.batch_size must be a positive int or None .* got -2"):
         BaseEnvManager([partial(CartPoleEnv, cfg={})], {"batch_size": -2})

@@ -377,8 +377,7 @@ class BatchCore:
             sent, faults = self._dispatch(actions)
             flight.started([*sent, *faults], actions)
             ledger.away([i for w in [*sent, *faults] for i in self.groups.groups[w]])
-            for env_id in actions:
-                ledger.drop_obs(env_id)
+            ledger.drop_obs_of(actions)
             early = dict(faults)
         elif not flight.stepping:
             raise ValueError(f"step() got no actions and no env is in flight; ready env ids: {ledger.ready_ids()}")

@@ -433,8 +433,7 @@ class PoolEngine(NoWorkers):
             rows = action_rows(list(actions.values()), self.task.env_spaces.action, self._action_dtype)
         self._send(rows, env_ids)
         self._stepping.update(actions)
-        for env_id in actions:
-            self._ledger.drop_obs(env_id)  # in the pool until its result comes back
+        self._ledger.drop_obs_of(actions)  # in the pool until their results come back
 
     def _discrete_rows(self, actions: Mapping[int, Any]) -> np.ndarray | None:
         """Checked Discrete actions (ints) as the pool's array in one conversion; None for anything else."""
