@@ -9,9 +9,11 @@ got.
 
 Each row is a layout of the same envs (``bench.contenders.synthetic_case``: a 4-float observation, a step of
 ``--step-us`` of busy CPU, 0 by default: a cheap env like CartPole), driven through ``send`` / ``recv`` in batches of
-``--batch-size`` for ``--batches`` batches. Each repeat builds every layout's manager afresh (the rows differ from one
-run to the next), in an order reversed every other repeat. Reported per layout: env steps/s (median of the repeats)
-and the fewest rows of an env over the most rows of an env (1.00: every env alike; the median and the worst repeat).
+``--batch-size`` for ``--batches`` batches, the caller busy for ``--caller-us`` between each ``recv`` and the next
+``send`` (0 by default; a trainer's own work). Each repeat builds every layout's manager afresh (the rows differ
+from one run to the next), in an order reversed every other repeat. Reported per layout: env steps/s (median of the
+repeats) and the fewest rows of an env over the most rows of an env (1.00: every env alike; the median and the worst
+repeat).
 
 Layouts:
 
@@ -19,6 +21,8 @@ Layouts:
 - ``workers_fit_cores``: ``subprocess`` with ``envs_per_worker`` = envs / cores (rounded up): a worker per core;
 - ``no_spin``: ``one_per_worker`` with the hand-over's spinning turned off (the caller and the workers block for
   every message; ``core.link.SPIN_LIMIT`` set to 0 while the manager is built, an internal constant, not a setting);
+- ``zmq``: ``zmq`` with local workers, one env per worker: the hand-over through ZeroMQ sockets;
+- ``thread``: ``thread``, one env per thread of the caller's process: the interpreter's lock decides who runs;
 - ``base``: every env in the caller's process, stepped in turn (the order of a single process).
 """
 
@@ -40,7 +44,9 @@ from bench.report import emit, table
 from ding.envs.env_manager import create_env_manager
 from ding.envs.env_manager.core import link
 
-LAYOUTS = ("one_per_worker", "workers_fit_cores", "no_spin", "base")
+LAYOUTS = ("one_per_worker", "workers_fit_cores", "no_spin", "zmq", "thread", "base")
+MANAGER_TYPES = {"zmq": "zmq", "thread": "thread", "base": "base"}
+"""The manager type of each layout that is not ``subprocess``."""
 
 
 def manager_config(layout: str, envs: int, cores: int, batch_size: int) -> dict[str, Any]:
@@ -49,9 +55,7 @@ def manager_config(layout: str, envs: int, cores: int, batch_size: int) -> dict[
     >>> manager_config("workers_fit_cores", 4, 2, 2)
     {'type': 'subprocess', 'batch_size': 2, 'envs_per_worker': 2}
     """
-    if layout == "base":
-        return {"type": "base", "batch_size": batch_size}
-    cfg: dict[str, Any] = {"type": "subprocess", "batch_size": batch_size}
+    cfg: dict[str, Any] = {"type": MANAGER_TYPES.get(layout, "subprocess"), "batch_size": batch_size}
     if layout == "workers_fit_cores":
         cfg["envs_per_worker"] = math.ceil(envs / cores)
     return cfg
@@ -76,11 +80,19 @@ def run_layout(layout: str, envs: int, cores: int, args: argparse.Namespace) -> 
         batch = manager.recv()
         started = time.perf_counter()
         for _ in range(args.batches):
+            busy(args.caller_us * 1e-6)
             manager.send(np.zeros(len(batch.env_ids), np.int64), batch.env_ids)
             batch = manager.recv()
             rows[batch.env_ids] += 1
         seconds = time.perf_counter() - started
     return float(rows.sum()) / seconds, rows
+
+
+def busy(seconds: float) -> None:
+    """Keep the CPU busy for ``seconds``."""
+    until = time.perf_counter() + seconds
+    while time.perf_counter() < until:
+        pass
 
 
 def evenness(rows: np.ndarray) -> float:
@@ -99,6 +111,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--batches", type=int, default=3000, help="batches per run (default 3000)")
     parser.add_argument("--repeats", type=int, default=8, help="runs per layout (default 8)")
     parser.add_argument("--step-us", type=int, default=0, help="µs of busy CPU per env step (default 0)")
+    parser.add_argument("--caller-us", type=int, default=0, help="µs of the caller's busy CPU per batch (default 0)")
     parser.add_argument("--layouts", default=",".join(LAYOUTS), help=f"layouts to run (default {','.join(LAYOUTS)})")
     parser.add_argument("--output", help="also write the report to this file")
     args = parser.parse_args(argv)
@@ -108,8 +121,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         parser.error(f"unknown layout(s) {unknown}; layouts: {', '.join(LAYOUTS)}")
     if args.envs < 2 or not 1 <= args.batch_size < args.envs:
         parser.error(f"--envs must be >= 2 and --batch-size in [1, envs), got {args.envs} and {args.batch_size}")
-    if args.batches < 1 or args.repeats < 1 or args.step_us < 0:
-        parser.error("--batches and --repeats must be >= 1 and --step-us >= 0")
+    if args.batches < 1 or args.repeats < 1 or args.step_us < 0 or args.caller_us < 0:
+        parser.error("--batches and --repeats must be >= 1, --step-us and --caller-us >= 0")
     return args
 
 
@@ -130,6 +143,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         cfg = manager_config(layout, args.envs, cores, args.batch_size)
         per_worker = int(cfg.get("envs_per_worker", 1))
         workers = "none (the caller)" if cfg["type"] == "base" else str(math.ceil(args.envs / per_worker))
+        if cfg["type"] == "thread":
+            workers += " threads"
         body.append(
             [
                 layout,
@@ -145,7 +160,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"- machine: os.cpu_count() {os.cpu_count()}, usable cores {cores}, 1-minute load average at start "
         f"{os.getloadavg()[0]:.2f}; Python {sys.version.split()[0]}",
         f"- command: `.venv/bin/python -m bench.bench_fairness --envs {args.envs} --batch-size {args.batch_size} "
-        f"--batches {args.batches} --repeats {args.repeats} --step-us {args.step_us} --layouts {','.join(args.keys)}`",
+        f"--batches {args.batches} --repeats {args.repeats} --step-us {args.step_us} --caller-us {args.caller_us} "
+        f"--layouts {','.join(args.keys)}`",
         "",
         table(header, body),
         "",

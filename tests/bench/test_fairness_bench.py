@@ -20,9 +20,10 @@ def test_every_layout_reports_its_rate_and_evenness_and_leaves_no_process(tmp_pa
     assert spin == link.SPIN_LIMIT  # the no_spin layout gives the constant back
     lines = [line for line in output.read_text().splitlines() if line.startswith("| ")]
     rows = {cells[0]: cells[1:] for cells in ([c.strip() for c in line.strip("|").split("|")] for line in lines[1:])}
-    assert list(rows) == ["one_per_worker", "workers_fit_cores", "no_spin", "base"]
+    assert list(rows) == ["one_per_worker", "workers_fit_cores", "no_spin", "zmq", "thread", "base"]
     cores = min(4, len(os.sched_getaffinity(0)))
-    assert [cells[0] for cells in rows.values()] == ["4", str(-(-4 // cores)), "4", "none (the caller)"]
+    workers = ["4", str(-(-4 // cores)), "4", "4", "4 threads", "none (the caller)"]
+    assert [cells[0] for cells in rows.values()] == workers
     for layout, (_, rate, median, worst) in rows.items():
         assert float(rate) > 0, layout
         assert 0.0 <= float(worst) <= float(median) <= 1.0, layout
@@ -37,6 +38,7 @@ def test_every_layout_reports_its_rate_and_evenness_and_leaves_no_process(tmp_pa
         (["--batch-size", "4"], "--batch-size in [1, envs)"),
         (["--layouts", "one_per_worker,fastest"], "unknown layout(s) ['fastest']"),
         (["--repeats", "0"], "--batches and --repeats must be >= 1"),
+        (["--caller-us", "-1"], "--step-us and --caller-us >= 0"),
     ],
 )
 def test_bad_arguments_are_refused_naming_them(

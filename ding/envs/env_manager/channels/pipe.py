@@ -29,7 +29,7 @@ from ding.envs.env_manager.core.commands import Command, CommandKind
 from ding.envs.env_manager.core.doorbell import DRAIN_AT, Doorbells, supported
 from ding.envs.env_manager.core.failure import Failure
 from ding.envs.env_manager.core.frames import recv_frame, send_frame
-from ding.envs.env_manager.core.spin import CoreYield, SpinBudget, readable, spin_until
+from ding.envs.env_manager.core.spin import CoreYield, SpinBudget, readable
 from ding.envs.env_manager.core.worker import worker_main
 
 CLOSE_GRACE = 2.0
@@ -369,7 +369,7 @@ class PipeChannel:
                     del pending[w]
             return not pending
 
-        spin_until(poll, spin.window())
+        spin.spin(poll)
 
     def _drain_copies(self, workers: Iterable[int]) -> None:
         """Read off the pipes of ``workers`` the copies of replies taken from their doorbells (a dead worker's

@@ -10,9 +10,9 @@ answers mean; a channel only carries bytes to and from worker ``w`` and tells wh
 ``send``      one message to worker ``w``; a worker already gone gives a :class:`Failure`
 ``poll``      which of some workers have an answer (or died), waiting up to a timeout for the first
 ``receive``   one answer from each of some workers; a dead or silent one gives a :class:`Failure`
-``handed_over``  ``send`` has rung its workers and returns to the caller's work: the pipe channel's caller gives
-              its core up once when it keeps finding its quick replies in (:class:`~.spin.CoreYield`); the others
-              do nothing
+``handed_over``  ``send`` has rung its workers and returns to the caller's work: the pipe and zmq channels' caller
+              gives its core up once when it keeps finding its quick replies in (:class:`~.spin.CoreYield`); the
+              thread and Ray-call channels do nothing
 ``stop``      drop worker ``w`` after a failure (a live one is killed); ``start`` gives the group a new one
 ``close``     ask every worker to close its envs, wait a grace period, kill what is left, free everything
 ``pids``      liveness and monitoring: each group's worker process id (None: none running)

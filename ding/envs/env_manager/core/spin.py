@@ -1,10 +1,11 @@
-"""Adaptive spin-waiting: poll briefly before blocking, when recent waits were short.
+"""Adaptive spin-waiting: poll briefly before blocking, when recent waits were short and the cores are free.
 
-Blocking on a pipe costs a scheduler wake-up (tens to hundreds of microseconds on a VM); polling
-for a short window catches quick answers without it. The window follows the typical recent wait
-and, for long waits, starts only shortly before the answer is due, so slow envs are waited for
-mostly blocked, without burning a core. A caller that never has to wait (its replies are always in) gives its core
-up once per batch instead (:class:`CoreYield`), so the workers that share its core are not starved.
+Blocking on a pipe costs a scheduler wake-up (tens to hundreds of microseconds on a VM); polling for a short window
+catches quick answers without it. The window follows the typical recent wait and, for long waits, starts only
+shortly before the answer is due, so slow envs are waited for mostly blocked, without burning a core. A spin that
+loses its core for long (another program, or the caller's own work, wants the cores) makes the next waits block at
+once (:class:`SpinBudget`). A caller that never has to wait (its replies are always in) gives its core up once per
+batch instead (:class:`CoreYield`), so the workers that share its core are not starved.
 """
 
 from __future__ import annotations
@@ -19,24 +20,45 @@ SPIN_LIMIT = 300e-6
 """Longest spin window in seconds; waits typically longer than this block at once."""
 
 
+LOST_CORE = 1e-3
+"""A spin off the CPU for longer than this lost its core to a process that keeps it (a time slice of another
+program, or the caller's own work), not to a worker of the batch, which hands it back within its step."""
+CROWDED_BACKOFF = 64
+"""Most waits in a row that block at once after spins that lost their core (see :meth:`SpinBudget.spin`)."""
+
+
 class SpinBudget:
-    """Tracks typical wait times and gives the spin window to use next.
+    """Tracks typical wait times and gives the spin window to use next; spins only while a core is free for it.
+
+    A spin that lost its core for longer than :data:`LOST_CORE` shows that another program (or the caller's own
+    work) wants the cores; spinning then only delays it, so the next waits block at once: 1, then 3, 7, ... up to
+    :data:`CROWDED_BACKOFF` waits while the spins keep losing their core, none once a spin keeps it.
 
     >>> budget = SpinBudget(limit=1e-3)
     >>> for _ in range(20):
     ...     budget.observe(5e-3)
     >>> round(budget.pre_block(), 6) > 0, budget.window() == budget.limit
     (True, True)
+    >>> budget.spun(off_cpu=2e-3); budget.window(), budget.window() == budget.limit  # one wait blocks at once
+    (0.0, True)
     """
 
     def __init__(self, limit: float = SPIN_LIMIT) -> None:
         """``limit`` 0 turns spinning off."""
         self.limit = limit
         self.typical = limit / 2
+        self.backoff = 0
+        """How many waits block at once after the next spin that loses its core."""
+        self.blocking = 0
+        """Waits left that block at once (the last spins lost their core)."""
 
     def window(self) -> float:
-        """How long to spin: about twice a typical short wait, or ``limit`` after :meth:`pre_block` for long ones."""
+        """How long to spin (one call per wait): about twice a typical short wait, or ``limit`` after
+        :meth:`pre_block` for long ones; 0 while the cores are wanted elsewhere."""
         if self.limit <= 0.0:
+            return 0.0
+        if self.blocking:
+            self.blocking -= 1
             return 0.0
         return self.limit if self.typical > self.limit else min(self.limit, 2.0 * self.typical)
 
@@ -48,6 +70,25 @@ class SpinBudget:
 
     def observe(self, waited: float) -> None:
         self.typical = 0.8 * self.typical + 0.2 * waited
+
+    def spin(self, ready: Callable[[], bool]) -> bool:
+        """Call ``ready`` until it returns True or this wait's :meth:`window` passes (yielding the CPU in between),
+        and learn from the spin whether the cores are wanted elsewhere."""
+        window = self.window()
+        if window <= 0.0:
+            return ready()
+        wall, cpu = time.perf_counter(), time.thread_time()
+        found = spin_until(ready, window)
+        self.spun((time.perf_counter() - wall) - (time.thread_time() - cpu))
+        return found
+
+    def spun(self, off_cpu: float) -> None:
+        """A spin spent ``off_cpu`` seconds off the CPU: past :data:`LOST_CORE` the next waits block at once."""
+        if off_cpu > LOST_CORE:
+            self.backoff = min(2 * self.backoff + 1, CROWDED_BACKOFF)
+            self.blocking = self.backoff
+        else:
+            self.backoff = 0
 
 
 SLEPT = 30e-6

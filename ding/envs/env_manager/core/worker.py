@@ -57,7 +57,7 @@ from ding.envs.env_manager.core.shm import (
     BufferLayout,
     SharedBuffers,
 )
-from ding.envs.env_manager.core.spin import SpinBudget, readable, spin_until
+from ding.envs.env_manager.core.spin import SpinBudget, readable
 from ding.envs.env_manager.env_fn import build_env
 from ding.envs.env_manager.fanout import describe_attribute
 from ding.envs.env_manager.settings import seed_env
@@ -434,7 +434,7 @@ def serve_connection(
         intake = Intake(conn, WorkerBell(doorbell) if doorbell is not None else None)
         while True:
             idle_since = time.perf_counter()
-            spin_until(intake.ready, budget.window())
+            budget.spin(intake.ready)
             message = intake.next()
             if message is None:  # the pipe's copy of a step already taken from the doorbell
                 continue

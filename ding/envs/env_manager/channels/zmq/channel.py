@@ -27,7 +27,7 @@ from ding.envs.env_manager.channels.zmq.registry import Peer
 from ding.envs.env_manager.core.channel import Reply, WorkerSetup
 from ding.envs.env_manager.core.codec import DATA_ONLY, Codec
 from ding.envs.env_manager.core.failure import Failure
-from ding.envs.env_manager.core.spin import SpinBudget
+from ding.envs.env_manager.core.spin import CoreYield, SpinBudget
 from ding.errors import EnvManagerError
 
 
@@ -59,6 +59,8 @@ class ZmqChannel:
         self.refusals = CountedLog(logging.getLogger("ding.zmq"), "refused connections and messages")
         """Connections and messages refused over every launch (counted by reason and address)."""
         self._late_before = 0  # late replies the hubs of earlier launches dropped
+        self.core = CoreYield()
+        """Whether the caller, finding its replies in, should give its core up after a batch (see ``handed_over``)."""
 
     @property
     def late_replies(self) -> int:
@@ -107,21 +109,26 @@ class ZmqChannel:
         return self._open_hub().request(w, REQUEST, message)
 
     def handed_over(self, quick: bool) -> None:
-        """Nothing: the caller waits for its replies in the hub, asleep between messages, so it does not keep a core
-        from local workers (as the pipe channel's caller can, :class:`~ding.envs.env_manager.core.spin.CoreYield`)."""
+        """``send`` sent its requests: a caller that keeps finding its quick replies in yields its core
+        (``CoreYield``), so local workers rung on it step now (4 local workers of a cheap env on 2 cores: the
+        fewest / most rows of an env 0.51-0.53 without, 0.86-0.90 with, at the same env steps/s)."""
+        self.core.handed_over(quick)
 
     def poll(self, workers: Sequence[int], timeout: float | None) -> list[int]:
-        return self._open_hub().answered(workers, timeout)
+        since = self.core.clock()
+        ready = self._open_hub().answered(workers, timeout)
+        self.core.waited(since)
+        return ready
 
     def receive(
         self, workers: Sequence[int], timeout: float | None, spin: SpinBudget | None = None
     ) -> dict[int, Reply]:
         hub = self._open_hub()
-        if spin is None:
-            return hub.collect(workers, timeout)
-        started = time.perf_counter()
-        replies = hub.collect(workers, timeout, spin.window(), spin.pre_block())
-        spin.observe(time.perf_counter() - started)
+        since = self.core.clock()
+        replies = hub.collect(workers, timeout, spin)
+        if spin is not None:
+            spin.observe(time.perf_counter() - since[0])
+        self.core.waited(since)
         return replies
 
     def stop(self, w: int) -> None:

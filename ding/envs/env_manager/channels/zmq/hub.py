@@ -37,7 +37,7 @@ from ding.envs.env_manager.channels.zmq.registry import Registry
 from ding.envs.env_manager.channels.zmq.socket import RouterSocket
 from ding.envs.env_manager.core.channel import Reply
 from ding.envs.env_manager.core.failure import Failure
-from ding.envs.env_manager.core.spin import spin_until
+from ding.envs.env_manager.core.spin import SpinBudget
 
 logger = logging.getLogger("ding.zmq")
 
@@ -148,22 +148,21 @@ class Hub(Registry):
                 self.unsent.setdefault(slot, deque()).append((peer.identity, frame))
             return None
 
-    def collect(
-        self, slots: Sequence[int], timeout: float | None, spin: float = 0.0, pre_block: float = 0.0
-    ) -> dict[int, Reply]:
+    def collect(self, slots: Sequence[int], timeout: float | None, spin: SpinBudget | None = None) -> dict[int, Reply]:
         """One reply per slot; a worker that is gone, or silent past ``timeout``, gives a :class:`Failure`.
 
-        With ``spin``, replies are first polled for that long without blocking (after blocking for
-        ``pre_block`` seconds when answers typically take longer than the spin window).
+        With ``spin``, replies are first polled without blocking for its window (after blocking for its
+        ``pre_block`` when answers typically take longer than the window).
         """
         results: dict[int, Reply] = {}
         pending = list(slots)
         deadline = None if timeout is None else time.monotonic() + timeout
         with self.lock:
-            if pre_block > 0.0:
-                self._pump(pre_block)
-            if spin > 0.0:
-                spin_until(lambda: self._poll_arrived(pending), spin)
+            if spin is not None:
+                pre_block = spin.pre_block()
+                if pre_block > 0.0:
+                    self._pump(pre_block)
+                spin.spin(lambda: self._poll_arrived(pending))
             while True:
                 for slot in list(pending):
                     if slot in self.arrived:

@@ -48,7 +48,7 @@ from ding.envs.env_manager.channels.zmq.protocol import (
 )
 from ding.envs.env_manager.core.codec import DATA_ONLY
 from ding.envs.env_manager.core.failure import Failure
-from ding.envs.env_manager.core.spin import SPIN_LIMIT, SpinBudget, spin_until
+from ding.envs.env_manager.core.spin import SPIN_LIMIT, SpinBudget
 from ding.envs.env_manager.core.worker import Worker, prepare_worker_process
 
 EXIT_CLOSED = 0
@@ -205,7 +205,7 @@ def serve(options: WorkerOptions) -> int:
                     sock.send(hello, zmq.NOBLOCK)
                 hello_due = now + link.interval
             idle_since = time.perf_counter()
-            spin_until(lambda: bool(cast(int, sock.getsockopt(_EVENTS)) & _POLLIN), budget.window())
+            budget.spin(lambda: bool(cast(int, sock.getsockopt(_EVENTS)) & _POLLIN))
             try:  # a blocking receive with a timeout (RCVTIMEO): no poller to build per message
                 frames = [sock.recv()]
                 while sock.getsockopt(_RCVMORE):
