@@ -41,6 +41,7 @@ import numpy as np
 
 from bench.contenders import synthetic_case
 from bench.report import emit, table
+from bench.synthetic_core import burn_cpu
 from ding.envs.env_manager import create_env_manager
 from ding.envs.env_manager.core import link
 
@@ -80,19 +81,12 @@ def run_layout(layout: str, envs: int, cores: int, args: argparse.Namespace) -> 
         batch = manager.recv()
         started = time.perf_counter()
         for _ in range(args.batches):
-            busy(args.caller_us * 1e-6)
+            burn_cpu(args.caller_us)
             manager.send(np.zeros(len(batch.env_ids), np.int64), batch.env_ids)
             batch = manager.recv()
             rows[batch.env_ids] += 1
         seconds = time.perf_counter() - started
     return float(rows.sum()) / seconds, rows
-
-
-def busy(seconds: float) -> None:
-    """Keep the CPU busy for ``seconds``."""
-    until = time.perf_counter() + seconds
-    while time.perf_counter() < until:
-        pass
 
 
 def evenness(rows: np.ndarray) -> float:
